@@ -1,0 +1,55 @@
+/* The library's internal state and the services its modules share. */
+#ifndef CLATTN_SRC_INTERNAL_H
+#define CLATTN_SRC_INTERNAL_H
+
+#include <stddef.h>
+
+#include "clattn/clattn.h"
+#include "error.h"
+
+/* One built program, keyed by kernel file and build options. */
+struct program_entry {
+    char *file;
+    char *options;
+    cl_program program;
+};
+
+struct clattn_ctx {
+    cl_context context;
+    cl_command_queue queue;
+    cl_device_id device;
+    cl_platform_id platform;
+    char name[256];            /* "platform: device" */
+    int is_nvidia;
+    int has_fp16;              /* cl_khr_fp16 advertised */
+    cl_ulong global_mem;
+    cl_ulong max_alloc;
+    cl_ulong local_mem;
+    size_t max_wg;
+    cl_uint compute_units;
+    struct program_entry *programs;
+    size_t n_programs, cap_programs;
+};
+
+/* Returns the source of kernel file `name` (e.g. "fused.cl") in a new
+ * NUL-terminated malloc'd buffer: from $CLATTN_KERNEL_DIR when set, else the
+ * copy embedded at build time. */
+int clattn_kernel_source(const char *name, char **out);
+
+/* Returns the program built from `file` with `options` on the context's
+ * device, building it on first use (the context keeps it). On a build
+ * failure the detail holds the build log. */
+int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
+                       cl_program *out);
+
+/* Creates kernel `name` from a cached program (the caller releases it). */
+int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
+                      const char *name, cl_kernel *out);
+
+/* Checks (a, b) multiplication for overflow: returns 0 and sets *out. */
+static inline int mul_overflows(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+#endif
