@@ -22,6 +22,7 @@ struct clattn_ctx {
     char name[256];            /* "platform: device" */
     int is_nvidia;
     int has_fp16;              /* cl_khr_fp16 advertised */
+    int has_nv_attrs;          /* cl_nv_device_attribute_query */
     cl_ulong global_mem;
     cl_ulong max_alloc;
     cl_ulong local_mem;
@@ -45,6 +46,9 @@ int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
 /* Creates kernel `name` from a cached program (the caller releases it). */
 int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
                       const char *name, cl_kernel *out);
+
+/* Releases every program the context built. */
+void clattn_programs_release(clattn_ctx *ctx);
 
 /* Checks (a, b) multiplication for overflow: returns 0 and sets *out. */
 static inline int mul_overflows(size_t a, size_t b, size_t *out)

@@ -227,6 +227,41 @@ CLATTN_API int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape,
 CLATTN_API int clattn_reference(const clattn_shape *shape, const clattn_options *opts,
                                 const void *q, const void *k, const void *v, double *o);
 
+/* ------------------------------------------------------------ verification */
+
+/* Tolerances a path must meet against the reference, per dtype: the largest
+ * absolute error and the relative L2 error ||out - ref|| / ||ref||.
+ * fp32: 1e-4 and 1e-5; fp16: 4e-3 and 2e-3 (half storage of inputs is shared
+ * with the reference; what remains is the rounding of S, P and O). */
+CLATTN_API void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2);
+
+/* Compares a device result `out` (shape->dtype, [B, H, Nq, d]) with a
+ * reference. NaN in `out` (e.g. an element left poisoned) makes both errors
+ * infinite; *nan_count (may be NULL) receives how many. */
+CLATTN_API int clattn_compare(const clattn_shape *shape, const void *out, const double *ref,
+                              double *max_abs, double *rel_l2, size_t *nan_count);
+
+typedef struct clattn_check_result {
+    double max_abs, rel_l2;         /* errors against the reference */
+    double tol_max_abs, tol_rel_l2; /* tolerances for the dtype */
+    size_t unwritten;               /* output elements left poisoned (NaN) */
+    int passed;                     /* errors within tolerance, nothing unwritten */
+    double seconds;                 /* device run, host clock around clFinish */
+    clattn_run_info info;
+} clattn_check_result;
+
+/* Runs attention on the device on uniform random inputs in [-1, 1) drawn from
+ * `seed`, into an output buffer poisoned with NaN beforehand, and compares
+ * with clattn_reference(). Returns an error only when the run itself fails;
+ * a numerical failure is reported in result->passed. */
+CLATTN_API int clattn_check(clattn_ctx *ctx, const clattn_shape *shape,
+                            const clattn_options *opts, uint64_t seed,
+                            clattn_check_result *result);
+
+/* Fills `n` elements of `dtype` with uniform random values in [-1, 1) drawn
+ * from `seed` (never zero). */
+CLATTN_API void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed);
+
 /* IEEE half <-> float conversions (round to nearest even), for callers that
  * prepare fp16 data on the host. */
 CLATTN_API uint16_t clattn_f32_to_f16(float x);

@@ -1,0 +1,74 @@
+/*
+ * Row softmax of the naive path: reads a row of S from global memory and
+ * writes P = softmax(row) to a separate buffer (the seed's model: S and P are
+ * both materialized). S already holds scale * Q K^T. One work-group per row.
+ *
+ * Build options: -DWG=<work-group size, a power of two>, -DCAUSAL=0|1,
+ *   -DDTYPE_F16 (optional). Masked keys (causal) get probability 0; a row
+ *   with no visible key is all zeros.
+ */
+#ifdef DTYPE_F16
+typedef half store_t;
+#define LOAD(p, i) vload_half((i), (p))
+#define STORE(v, p, i) vstore_half_rte((v), (i), (p))
+#else
+typedef float store_t;
+#define LOAD(p, i) ((p)[i])
+#define STORE(v, p, i) ((p)[i] = (v))
+#endif
+
+/* Tree reduction over the work-group; every work-item gets the result. */
+static float reduce_max(__local float *buf, float x)
+{
+    const uint lid = get_local_id(0);
+    buf[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = WG / 2; w > 0; w >>= 1) {
+        if (lid < w)
+            buf[lid] = fmax(buf[lid], buf[lid + w]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float r = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+static float reduce_sum(__local float *buf, float x)
+{
+    const uint lid = get_local_id(0);
+    buf[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint w = WG / 2; w > 0; w >>= 1) {
+        if (lid < w)
+            buf[lid] += buf[lid + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float r = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q,
+                  const uint n_k, const int causal_off)
+{
+    __local float buf[WG];
+    const size_t row = get_group_id(0);
+    const uint lid = get_local_id(0);
+    const size_t base = row * n_k;
+    int last = (int)n_k - 1; /* last visible key of this row */
+#if CAUSAL
+    last = min(last, (int)(row % n_q) + causal_off);
+#endif
+    float mx = -INFINITY;
+    for (int j = (int)lid; j <= last; j += WG)
+        mx = fmax(mx, LOAD(s, base + j));
+    mx = reduce_max(buf, mx);
+    float sum = 0.0f;
+    for (int j = (int)lid; j <= last; j += WG)
+        sum += exp(LOAD(s, base + j) - mx);
+    sum = reduce_sum(buf, sum);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    for (uint j = lid; j < n_k; j += WG)
+        STORE((int)j <= last ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
+}

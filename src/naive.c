@@ -1,0 +1,126 @@
+/*
+ * The naive path, exactly the seed's model: S = scale * Q K^T is written to
+ * device memory for every head, softmax reads S and writes P to a second
+ * buffer, and O = P V reads P: four passes over the N^2 scores.
+ */
+#include <stdio.h>
+
+#include "paths.h"
+
+void clattn_naive_gemms(const clattn_shape *s, float scale, cl_mem q, cl_mem k, cl_mem v,
+                        cl_mem o, cl_mem scores, cl_mem probs, struct gemm_desc *qk,
+                        struct gemm_desc *pv)
+{
+    const size_t g = s->heads / s->kv_heads, rows = g * s->q_len, d = s->head_dim;
+    *qk = (struct gemm_desc){
+        .m = rows, .n = s->kv_len, .k = d, .batch = s->batch * s->kv_heads,
+        .alpha = scale, .trans_b = 1, .dtype = s->dtype,
+        .a = q, .b = k, .c = scores,
+        .lda = d, .ldb = d, .ldc = s->kv_len,
+        .a_stride = rows * d, .b_stride = s->kv_len * d, .c_stride = rows * s->kv_len,
+    };
+    *pv = (struct gemm_desc){
+        .m = rows, .n = d, .k = s->kv_len, .batch = s->batch * s->kv_heads,
+        .alpha = 1.0f, .trans_b = 0, .dtype = s->dtype,
+        .a = probs, .b = v, .c = o,
+        .lda = s->kv_len, .ldb = d, .ldc = d,
+        .a_stride = rows * s->kv_len, .b_stride = s->kv_len * d, .c_stride = rows * d,
+    };
+}
+
+int clattn_naive_extra_bytes(clattn_ctx *ctx, const clattn_shape *s, int use_clblast,
+                             uint64_t *bytes)
+{
+    struct gemm_desc qk, pv;
+    uint64_t a = 0, b = 0;
+    clattn_naive_gemms(s, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, &qk, &pv);
+    int rc = clattn_gemm_temp_bytes(ctx, &qk, use_clblast, &a);
+    if (rc >= 0)
+        rc = clattn_gemm_temp_bytes(ctx, &pv, use_clblast, &b);
+    /* CLBlast frees one GEMM's temporaries before the next allocates. */
+    *bytes = a > b ? a : b;
+    return rc;
+}
+
+static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_mem scores,
+                           cl_mem probs)
+{
+    const clattn_shape *s = c->shape;
+    size_t wg = 256;
+    while (wg > ctx->max_wg || (wg > 32 && wg / 2 >= s->kv_len))
+        wg /= 2; /* short rows need few work-items */
+    char opts[96];
+    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d%s", wg,
+             c->opts->causal != CLATTN_CAUSAL_NONE,
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    cl_kernel kern;
+    int rc = clattn_kernel_get(ctx, "softmax.cl", opts, "softmax_rows", &kern);
+    if (rc < 0)
+        return rc;
+    cl_uint nq = (cl_uint)s->q_len, nk = (cl_uint)s->kv_len;
+    cl_int off = c->causal_off;
+    cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &scores);
+    err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &probs);
+    err |= clSetKernelArg(kern, 2, sizeof nq, &nq);
+    err |= clSetKernelArg(kern, 3, sizeof nk, &nk);
+    err |= clSetKernelArg(kern, 4, sizeof off, &off);
+    size_t rows = s->batch * s->heads * s->q_len;
+    size_t global = rows * wg;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &wg, 0, NULL, NULL);
+    clReleaseKernel(kern);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "softmax_rows");
+    return CLATTN_OK;
+}
+
+int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
+{
+    const clattn_shape *s = c->shape;
+    const size_t bytes = s->batch * s->heads * s->q_len * s->kv_len * clattn_dtype_size(s->dtype);
+    const int blas = c->opts->use_clblast && clattn_gemm_clblast_ok(ctx, s->dtype);
+    cl_mem scores = NULL, probs = NULL;
+    cl_int err;
+    int rc;
+
+    snprintf(c->info->kernel, sizeof c->info->kernel, "naive/%s",
+             blas ? "clblast" : "builtin-gemm");
+    if (c->num_wait) {
+        /* CLBlast takes no wait list: block the in-order queue instead. */
+        err = clEnqueueBarrierWithWaitList(ctx->queue, c->num_wait, c->wait_list, NULL);
+        if (err != CL_SUCCESS)
+            return clattn_fail_cl(err, "clEnqueueBarrierWithWaitList");
+    }
+    scores = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateBuffer(S)");
+        goto out;
+    }
+    probs = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateBuffer(P)");
+        goto out;
+    }
+    c->info->allocated_bytes = 2 * (uint64_t)bytes;
+
+    struct gemm_desc qk, pv;
+    clattn_naive_gemms(s, c->scale, c->q, c->k, c->v, c->o, scores, probs, &qk, &pv);
+    rc = clattn_gemm_enqueue(ctx, &qk, blas);
+    if (rc >= 0)
+        rc = enqueue_softmax(ctx, c, scores, probs);
+    if (rc >= 0)
+        rc = clattn_gemm_enqueue(ctx, &pv, blas);
+    if (rc >= 0 && c->done) {
+        err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, c->done);
+        if (err != CL_SUCCESS)
+            rc = clattn_fail_cl(err, "clEnqueueMarkerWithWaitList");
+    }
+out:
+    /* Released now, freed by OpenCL once the enqueued work that uses them
+     * completes. */
+    if (probs)
+        clReleaseMemObject(probs);
+    if (scores)
+        clReleaseMemObject(scores);
+    return rc;
+}

@@ -1,0 +1,120 @@
+/* Kernel builds: each (file, options) variant is built once per context and
+ * kept until the context closes. Each file of cl/ is a whole program. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* Appends the build log to the error detail, so a user sees why. */
+static void attach_build_log(clattn_ctx *ctx, cl_program prog)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) ||
+        !len)
+        return;
+    char *log = malloc(len + 1);
+    if (!log)
+        return;
+    if (!clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL)) {
+        log[len] = '\0';
+        clattn_detail_append("\nbuild log:\n");
+        clattn_detail_append(log);
+    }
+    free(log);
+}
+
+static int build(clattn_ctx *ctx, const char *file, const char *options, cl_program *out)
+{
+    char *body = NULL;
+    int rc = clattn_kernel_source(file, &body);
+    if (rc < 0)
+        return rc;
+    const char *src = body;
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(ctx->context, 1, &src, NULL, &err);
+    free(body);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clCreateProgramWithSource");
+    err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail(CLATTN_EBUILD, "building %s with \"%s\" on %s -> %s (%d)", file,
+                         options, ctx->name, clattn_cl_status_name(err), (int)err);
+        attach_build_log(ctx, prog);
+        clReleaseProgram(prog);
+        return rc;
+    }
+    *out = prog;
+    return CLATTN_OK;
+}
+
+int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
+                       cl_program *out)
+{
+    for (size_t i = 0; i < ctx->n_programs; i++) {
+        struct program_entry *e = &ctx->programs[i];
+        if (!strcmp(e->file, file) && !strcmp(e->options, options)) {
+            *out = e->program;
+            return CLATTN_OK;
+        }
+    }
+    if (ctx->n_programs == ctx->cap_programs) {
+        size_t cap = ctx->cap_programs ? 2 * ctx->cap_programs : 8;
+        struct program_entry *p = realloc(ctx->programs, cap * sizeof *p);
+        if (!p)
+            return clattn_fail(CLATTN_ENOMEM, "program cache");
+        ctx->programs = p;
+        ctx->cap_programs = cap;
+    }
+    cl_program prog = NULL;
+    int rc = build(ctx, file, options, &prog);
+    if (rc < 0)
+        return rc;
+    struct program_entry *e = &ctx->programs[ctx->n_programs];
+    e->file = dup_str(file);
+    e->options = dup_str(options);
+    if (!e->file || !e->options) {
+        free(e->file);
+        free(e->options);
+        clReleaseProgram(prog);
+        return clattn_fail(CLATTN_ENOMEM, "program cache");
+    }
+    e->program = prog;
+    ctx->n_programs++;
+    *out = prog;
+    return CLATTN_OK;
+}
+
+int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
+                      const char *name, cl_kernel *out)
+{
+    cl_program prog;
+    int rc = clattn_program_get(ctx, file, options, &prog);
+    if (rc < 0)
+        return rc;
+    cl_int err;
+    *out = clCreateKernel(prog, name, &err);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, name);
+    return CLATTN_OK;
+}
+
+void clattn_programs_release(clattn_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->n_programs; i++) {
+        clReleaseProgram(ctx->programs[i].program);
+        free(ctx->programs[i].file);
+        free(ctx->programs[i].options);
+    }
+    free(ctx->programs);
+    ctx->programs = NULL;
+    ctx->n_programs = ctx->cap_programs = 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * API contract: error codes and messages, argument checks at every entry
+ * point, shape validation and overflow, device selection. The cases that
+ * need a device are skipped (not passed) when there is none.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+
+static void test_error_table(void **state)
+{
+    (void)state;
+    assert_string_equal(clattn_error_name(CLATTN_OK), "CLATTN_OK");
+    assert_string_equal(clattn_error_name(CLATTN_EWOULDOOM), "CLATTN_EWOULDOOM");
+    assert_string_equal(clattn_error_name(12345), "CLATTN_UNKNOWN");
+    assert_string_equal(clattn_strerror(12345), "unknown error");
+    /* Every code in the table has a distinct, non-empty message. */
+    const int codes[] = {
+#define X(name, value, msg) CLATTN_##name,
+        CLATTN_ERRNO_MAP(X)
+#undef X
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        assert_true(codes[i] <= 0);
+        assert_true(strlen(clattn_strerror(codes[i])) > 0);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(clattn_strerror(codes[i]), clattn_strerror(codes[j]));
+    }
+    assert_non_null(clattn_version());
+    assert_string_equal(clattn_version(), "0.1.0");
+}
+
+static void test_shape_check(void **state)
+{
+    (void)state;
+    clattn_shape ok = { 2, 8, 2, 100, 90, 64, CLATTN_F16 };
+    assert_int_equal(clattn_shape_check(&ok), CLATTN_OK);
+    assert_int_equal(clattn_shape_q_elems(&ok), 2u * 8 * 100 * 64);
+    assert_int_equal(clattn_shape_kv_elems(&ok), 2u * 2 * 90 * 64);
+    assert_int_equal(clattn_shape_check(NULL), CLATTN_EINVAL);
+    clattn_shape s = ok;
+    s.kv_heads = 3; /* 8 % 3 != 0 */
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "multiple"));
+    s = ok, s.q_len = 0;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EINVAL);
+    s = ok, s.head_dim = 257;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EUNSUPPORTED);
+    s = ok, s.dtype = (clattn_dtype)7;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EINVAL);
+    s = ok, s.batch = SIZE_MAX / 2, s.heads = 4, s.kv_heads = 4;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EOVERFLOW);
+    s = ok, s.q_len = (size_t)1 << 40, s.kv_len = (size_t)1 << 40;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_EOVERFLOW);
+    assert_int_equal(clattn_dtype_size(CLATTN_F32), 4);
+    assert_int_equal(clattn_dtype_size(CLATTN_F16), 2);
+    assert_int_equal(clattn_dtype_size((clattn_dtype)9), 0);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    clattn_options o;
+    memset(&o, 0x5a, sizeof o);
+    clattn_default_options(&o);
+    assert_int_equal(o.causal, CLATTN_CAUSAL_NONE);
+    assert_true(o.scale == 0.0f);
+    assert_int_equal(o.path, CLATTN_PATH_AUTO);
+    assert_int_equal(o.allow_oom, 0);
+    assert_int_equal(o.use_clblast, 1);
+    clattn_default_options(NULL); /* must not crash */
+}
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    clattn_shape s = { 1, 1, 1, 4, 4, 4, CLATTN_F32 };
+    float x[16] = { 0 };
+    assert_int_equal(clattn_open(NULL, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_open_cl(NULL, NULL, NULL), CLATTN_EINVAL);
+    clattn_ctx *ctx = (clattn_ctx *)&s; /* must be reset to NULL on failure */
+    assert_int_equal(clattn_open_cl(&ctx, NULL, NULL), CLATTN_EINVAL);
+    assert_null(ctx);
+    clattn_close(NULL);
+    clattn_close(&ctx); /* NULL-safe */
+    assert_int_equal(clattn_attention(NULL, &s, NULL, x, x, x, x, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_cl(NULL, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
+                                         NULL), CLATTN_EINVAL);
+    size_t n;
+    assert_int_equal(clattn_list_devices(NULL, 4, &n), CLATTN_EINVAL);
+    assert_int_equal(clattn_list_devices(NULL, 0, NULL), CLATTN_EINVAL);
+    double m, r;
+    assert_int_equal(clattn_compare(&s, NULL, NULL, &m, &r, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_check(NULL, &s, NULL, 1, NULL), CLATTN_EINVAL);
+}
+
+static void test_compare_flags_nan(void **state)
+{
+    (void)state;
+    clattn_shape s = { 1, 1, 1, 2, 2, 2, CLATTN_F32 }; /* O has B*H*Nq*d = 4 elements */;
+    float out[4] = { 1, 2, NAN, 4 };
+    double ref[4] = { 1, 2, 3, 4 }, m, r;
+    size_t nans;
+    assert_int_equal(clattn_compare(&s, out, ref, &m, &r, &nans), CLATTN_OK);
+    assert_int_equal(nans, 1);
+    assert_true(isinf(m) && isinf(r));
+    out[2] = 3.5f;
+    assert_int_equal(clattn_compare(&s, out, ref, &m, &r, &nans), CLATTN_OK);
+    assert_int_equal(nans, 0);
+    assert_true(fabs(m - 0.5) < 1e-12);
+    assert_true(fabs(r - 0.5 / sqrt(30.0)) < 1e-12);
+}
+
+static void test_random_fill(void **state)
+{
+    (void)state;
+    float a[1000], b[1000];
+    clattn_random_fill(a, 1000, CLATTN_F32, 42);
+    clattn_random_fill(b, 1000, CLATTN_F32, 42);
+    assert_memory_equal(a, b, sizeof a);
+    double mean = 0;
+    for (int i = 0; i < 1000; i++) {
+        assert_true(a[i] >= -1.0f && a[i] < 1.0f && a[i] != 0.0f);
+        mean += a[i];
+    }
+    assert_true(fabs(mean / 1000) < 0.1);
+    clattn_random_fill(b, 1000, CLATTN_F32, 43);
+    assert_memory_not_equal(a, b, sizeof a);
+}
+
+/* Returns 1 when some OpenCL device exists. */
+static int have_device(void)
+{
+    size_t n = 0;
+    return clattn_list_devices(NULL, 0, &n) == CLATTN_OK && n > 0;
+}
+
+static void test_device_selection(void **state)
+{
+    (void)state;
+    if (!have_device())
+        skip();
+    clattn_device_entry list[16];
+    size_t n;
+    assert_int_equal(clattn_list_devices(list, 16, &n), CLATTN_OK);
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, "no-such-device-xyz"), CLATTN_ENODEV);
+    assert_null(ctx);
+    assert_non_null(strstr(clattn_last_error_detail(), "no-such-device-xyz"));
+    assert_int_equal(clattn_open(&ctx, "999"), CLATTN_ENODEV);
+    assert_int_equal(clattn_open(&ctx, "0"), CLATTN_OK);
+    assert_string_equal(clattn_device_name(ctx), list[0].name);
+    clattn_close(&ctx);
+    assert_null(ctx);
+    /* A case-insensitive substring of the name selects the device. */
+    char sub[8] = { 0 };
+    const char *colon = strchr(list[0].name, ':');
+    memcpy(sub, colon ? colon + 2 : list[0].name, 5);
+    for (char *p = sub; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    assert_int_equal(clattn_open(&ctx, sub), CLATTN_OK);
+    clattn_close(&ctx);
+    /* $CLATTN_DEVICE is the default selector. */
+    setenv("CLATTN_DEVICE", "no-such-device-xyz", 1);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_ENODEV);
+    unsetenv("CLATTN_DEVICE");
+}
+
+static void test_bad_options_on_device(void **state)
+{
+    (void)state;
+    if (!have_device())
+        skip();
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 1, 1, 4, 4, 4, CLATTN_F32 };
+    float x[16] = { 1 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = (clattn_causal)9;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    clattn_default_options(&o);
+    o.scale = NAN;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    clattn_default_options(&o);
+    o.path = (clattn_path)5;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    s.kv_heads = 0;
+    assert_int_equal(clattn_attention(ctx, &s, NULL, x, x, x, x, NULL), CLATTN_EINVAL);
+    s.kv_heads = 1;
+    assert_int_equal(clattn_attention(ctx, &s, NULL, NULL, x, x, x, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_cl(ctx, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
+                                         NULL), CLATTN_EINVAL);
+    /* An out-of-order queue cannot chain the naive path's kernels. */
+    cl_int err;
+    cl_command_queue ooo = clCreateCommandQueue(clattn_cl_context(ctx), clattn_cl_device(ctx),
+                                                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    if (err == CL_SUCCESS) {
+        clattn_ctx *other = NULL;
+        assert_int_equal(clattn_open_cl(&other, clattn_cl_context(ctx), ooo), CLATTN_EINVAL);
+        clReleaseCommandQueue(ooo);
+    }
+    clattn_close(&ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_table),
+        cmocka_unit_test(test_shape_check),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_compare_flags_nan),
+        cmocka_unit_test(test_random_fill),
+        cmocka_unit_test(test_device_selection),
+        cmocka_unit_test(test_bad_options_on_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+/*
+ * Device tests: the naive and fused paths against the CPU reference on every
+ * shape of tests/cases.h, through every entry point (host pointers, caller's
+ * buffers with events, a caller's own context). Exits 77 (skipped) when the
+ * machine has no OpenCL device.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "cases.h"
+
+static clattn_ctx *ctx;
+
+static void check_path(const struct test_case *c, clattn_path path, int use_clblast,
+                       uint64_t seed)
+{
+    clattn_shape s = test_case_shape(c);
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = c->causal;
+    o.path = path;
+    o.use_clblast = use_clblast;
+    clattn_check_result r;
+    int rc = clattn_check(ctx, &s, &o, seed, &r);
+    if (rc < 0)
+        fail_msg("%s: %s", clattn_error_name(rc), clattn_last_error_detail());
+    if (!r.passed)
+        fail_msg("%s %s B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu %s causal=%d: max_abs %.3e "
+                 "rel_l2 %.3e unwritten %zu", path == CLATTN_PATH_NAIVE ? "naive" : "fused",
+                 r.info.kernel, c->b, c->h, c->hkv, c->nq, c->nk, c->d,
+                 c->dtype == CLATTN_F16 ? "fp16" : "fp32", (int)c->causal, r.max_abs, r.rel_l2,
+                 r.unwritten);
+}
+
+static void test_fused_all_cases(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TEST_CASES; i++)
+        check_path(&test_cases[i], CLATTN_PATH_FUSED, 1, 100 + i);
+}
+
+static void test_naive_all_cases(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TEST_CASES; i++)
+        check_path(&test_cases[i], CLATTN_PATH_NAIVE, 1, 200 + i);
+}
+
+/* fp32 takes CLBlast where it is built in: the built-in GEMM must hold too. */
+static void test_naive_builtin_gemm(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TEST_CASES; i += 3)
+        check_path(&test_cases[i], CLATTN_PATH_NAIVE, 0, 300 + i);
+}
+
+/* The host-pointer API returns what the reference computes. */
+static void test_host_pointer_api(void **state)
+{
+    (void)state;
+    clattn_shape s = { 2, 4, 2, 23, 29, 24, CLATTN_F32 };
+    size_t nq = clattn_shape_q_elems(&s), nkv = clattn_shape_kv_elems(&s);
+    float *q = malloc(nq * 4), *k = malloc(nkv * 4), *v = malloc(nkv * 4), *o = malloc(nq * 4);
+    double *ref = malloc(nq * sizeof *ref);
+    assert_non_null(q && k && v && o && ref);
+    clattn_random_fill(q, nq, s.dtype, 5);
+    clattn_random_fill(k, nkv, s.dtype, 6);
+    clattn_random_fill(v, nkv, s.dtype, 7);
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = CLATTN_CAUSAL_BOTTOM_RIGHT;
+    opts.scale = 0.3f;
+    assert_int_equal(clattn_reference(&s, &opts, q, k, v, ref), CLATTN_OK);
+    for (int p = CLATTN_PATH_AUTO; p <= CLATTN_PATH_FUSED; p++) {
+        for (size_t i = 0; i < nq; i++)
+            o[i] = NAN;
+        opts.path = (clattn_path)p;
+        clattn_run_info info;
+        assert_int_equal(clattn_attention(ctx, &s, &opts, q, k, v, o, &info), CLATTN_OK);
+        assert_int_not_equal(info.path, CLATTN_PATH_AUTO);
+        double max_abs, rel;
+        size_t nans;
+        assert_int_equal(clattn_compare(&s, o, ref, &max_abs, &rel, &nans), CLATTN_OK);
+        assert_int_equal(nans, 0);
+        assert_true(max_abs < 1e-4);
+    }
+    free(q), free(k), free(v), free(o), free(ref);
+}
+
+/* Caller's buffers, a wait list that gates the run, and a done event. */
+static void test_events_and_caller_context(void **state)
+{
+    (void)state;
+    cl_context cl_ctx = clattn_cl_context(ctx);
+    cl_device_id dev = clattn_cl_device(ctx);
+    cl_int err;
+    cl_command_queue queue = clCreateCommandQueue(cl_ctx, dev, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    clattn_ctx *mine = NULL;
+    assert_int_equal(clattn_open_cl(&mine, cl_ctx, queue), CLATTN_OK);
+    clReleaseCommandQueue(queue); /* the clattn context keeps its own reference */
+
+    clattn_shape s = { 1, 2, 2, 40, 40, 16, CLATTN_F32 };
+    size_t n = clattn_shape_q_elems(&s);
+    float *host = malloc(n * 4), *out = malloc(n * 4);
+    double *ref = malloc(n * sizeof *ref);
+    clattn_random_fill(host, n, s.dtype, 9);
+    assert_int_equal(clattn_reference(&s, NULL, host, host, host, ref), CLATTN_OK);
+    cl_mem q = clCreateBuffer(cl_ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+    cl_mem o = clCreateBuffer(cl_ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    /* A user event holds the run back until the input is written. */
+    cl_event gate = clCreateUserEvent(cl_ctx, &err), done = NULL;
+    assert_int_equal(err, CL_SUCCESS);
+    for (int p = CLATTN_PATH_NAIVE; p <= CLATTN_PATH_FUSED; p++) {
+        clattn_options opts;
+        clattn_default_options(&opts);
+        opts.path = (clattn_path)p;
+        const cl_uchar poison = 0xff;
+        assert_int_equal(clEnqueueFillBuffer(clattn_cl_queue(mine), o, &poison, 1, 0, n * 4, 0,
+                                             NULL, NULL), CL_SUCCESS);
+        assert_int_equal(clattn_attention_cl(mine, &s, &opts, q, q, q, o, 1, &gate, &done, NULL),
+                         CLATTN_OK);
+        assert_non_null(done);
+        if (p == CLATTN_PATH_NAIVE) {
+            assert_int_equal(clEnqueueWriteBuffer(clattn_cl_queue(ctx), q, CL_TRUE, 0, n * 4,
+                                                  host, 0, NULL, NULL), CL_SUCCESS);
+            clSetUserEventStatus(gate, CL_COMPLETE);
+        }
+        assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+        clReleaseEvent(done);
+        assert_int_equal(clEnqueueReadBuffer(clattn_cl_queue(mine), o, CL_TRUE, 0, n * 4, out, 0,
+                                             NULL, NULL), CL_SUCCESS);
+        double max_abs, rel;
+        size_t nans;
+        assert_int_equal(clattn_compare(&s, out, ref, &max_abs, &rel, &nans), CLATTN_OK);
+        assert_int_equal(nans, 0);
+        assert_true(max_abs < 1e-4);
+    }
+    clReleaseEvent(gate);
+    clReleaseMemObject(q);
+    clReleaseMemObject(o);
+    clattn_close(&mine);
+    assert_null(mine);
+    free(host), free(out), free(ref);
+}
+
+/* A buffer larger than the device's max allocation is refused before any
+ * allocation, naming the buffer; allow_oom lets it through to fail cleanly. */
+static void test_predicted_oom(void **state)
+{
+    (void)state;
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(clattn_cl_device(ctx), CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                    &max_alloc, NULL);
+    /* S alone is B*H*N*N*4 bytes: pick N so it exceeds max_alloc. */
+    size_t n = (size_t)sqrt((double)max_alloc / 4.0) + 2;
+    clattn_shape s = { 1, 1, 1, n, n, 16, CLATTN_F32 };
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.path = CLATTN_PATH_NAIVE;
+    opts.use_clblast = 0; /* so that S, not CLBlast's workspace, is the largest buffer */
+    cl_int err;
+    cl_mem b = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, n * 16 * 4, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    int rc = clattn_attention_cl(ctx, &s, &opts, b, b, b, b, 0, NULL, NULL, NULL);
+    assert_int_equal(rc, CLATTN_EWOULDOOM);
+    assert_non_null(strstr(clattn_last_error_detail(), "buffer S needs"));
+    /* The fused path holds no N x N buffer and is predicted to fit. */
+    clattn_memory_plan plan;
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    assert_true(plan.largest_bytes < max_alloc);
+    clReleaseMemObject(b);
+}
+
+int main(void)
+{
+    int rc = clattn_open(&ctx, NULL);
+    if (rc == CLATTN_ENODEV) {
+        fprintf(stderr, "no OpenCL device: skipping (%s)\n", clattn_last_error_detail());
+        return 77;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "clattn_open: %s: %s\n", clattn_error_name(rc), clattn_last_error_detail());
+        return 1;
+    }
+    fprintf(stderr, "device: %s\n", clattn_device_name(ctx));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fused_all_cases),
+        cmocka_unit_test(test_naive_all_cases),
+        cmocka_unit_test(test_naive_builtin_gemm),
+        cmocka_unit_test(test_host_pointer_api),
+        cmocka_unit_test(test_events_and_caller_context),
+        cmocka_unit_test(test_predicted_oom),
+    };
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    clattn_close(&ctx);
+    return rc;
+}
