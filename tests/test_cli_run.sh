@@ -1,0 +1,258 @@
+#!/bin/sh
+# End-to-end test of `clattn run`: bad inputs are refused with one line on
+# stderr, the right exit status and no output file; good inputs give a valid
+# .npy whose values match softmax attention computed here in plain Python.
+#
+# Inputs are written with Python's standard library only (struct, and the
+# header by hand), so the test does not depend on numpy.
+#
+# Usage: test_cli_run.sh path/to/clattn
+# Exit: 0 pass, 1 fail, 77 skip (no python3, or no OpenCL device for the
+# part that runs attention; the argument and input checks run regardless).
+set -eu
+
+CLATTN=${1:?usage: test_cli_run.sh path/to/clattn}
+case $CLATTN in
+/*) ;;
+*) CLATTN=$PWD/$CLATTN ;;
+esac
+# The default device (PoCL's CPU on CI), whatever the caller's shell chose.
+unset CLATTN_DEVICE
+
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_run.XXXXXX")
+trap 'rm -rf "$dir"' EXIT INT TERM
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in stdout stderr; do
+        [ -s "$dir/$f" ] && { echo "--- $f:" >&2; cat "$dir/$f" >&2; }
+    done
+    exit 1
+}
+
+# ----------------------------------------------------------------- helpers
+# npyutil.py make DIR      writes the inputs (good and bad) into DIR
+# npyutil.py check O Q K V CAUSAL SCALE TOL
+#                          checks O's header and shape and compares it with
+#                          attention over Q, K, V; prints the max abs error
+cat >"$dir/npyutil.py" <<'PY'
+import ast, math, random, struct, sys
+
+FMT = {'<f4': 'f', '<f2': 'e', '<f8': 'd'}
+
+def header(descr, shape, fortran=False):
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, 'True' if fortran else 'False', repr(tuple(shape)))
+    total = 10 + len(d) + 1
+    total += 64 - total % 64
+    pad = total - 10 - len(d) - 1
+    return b'\x93NUMPY\x01\x00' + struct.pack('<H', total - 10) + \
+        (d + ' ' * pad + '\n').encode('latin1')
+
+def write(path, descr, shape, values, fortran=False, cut=0):
+    data = struct.pack('<%d%s' % (len(values), FMT[descr]), *values)
+    with open(path, 'wb') as f:
+        f.write(header(descr, shape, fortran) + data[:len(data) - cut])
+
+def read(path):
+    with open(path, 'rb') as f:
+        raw = f.read()
+    if raw[:8] != b'\x93NUMPY\x01\x00':
+        sys.exit('%s: bad magic or version %r' % (path, raw[:8]))
+    hlen = struct.unpack('<H', raw[8:10])[0]
+    if (10 + hlen) % 64:
+        sys.exit('%s: header not padded to 64 bytes' % path)
+    h = ast.literal_eval(raw[10:10 + hlen].decode('latin1'))
+    if h['fortran_order'] or h['descr'] not in ('<f4', '<f2'):
+        sys.exit('%s: unexpected header %r' % (path, h))
+    n = 1
+    for s in h['shape']:
+        n *= s
+    size = 4 if h['descr'] == '<f4' else 2
+    body = raw[10 + hlen:]
+    if len(body) != n * size:
+        sys.exit('%s: %d data bytes, want %d' % (path, len(body), n * size))
+    return h['descr'], tuple(h['shape']), struct.unpack('<%d%s' % (n, FMT[h['descr']]), body)
+
+def rand(rng, n):
+    return [rng.uniform(-2.0, 2.0) for _ in range(n)]
+
+def make(d):
+    rng = random.Random(1234)
+    # GQA (H=2 over Hkv=1), B=2, Nq != Nk, nothing a multiple of a tile.
+    B, H, HKV, NQ, NK, D = 2, 2, 1, 5, 7, 8
+    q, k, v = rand(rng, B*H*NQ*D), rand(rng, B*HKV*NK*D), rand(rng, B*HKV*NK*D)
+    for descr, tag in (('<f4', ''), ('<f2', '16')):
+        write('%s/q%s.npy' % (d, tag), descr, (B, H, NQ, D), q)
+        write('%s/k%s.npy' % (d, tag), descr, (B, HKV, NK, D), k)
+        write('%s/v%s.npy' % (d, tag), descr, (B, HKV, NK, D), v)
+    write(d + '/q64.npy', '<f8', (B, H, NQ, D), q)
+    write(d + '/q3d.npy', '<f4', (B*H, NQ, D), q)
+    write(d + '/qfortran.npy', '<f4', (B, H, NQ, D), q, fortran=True)
+    write(d + '/qtrunc.npy', '<f4', (B, H, NQ, D), q, cut=12)
+    write(d + '/kd4.npy', '<f4', (B, HKV, NK, 4), k[:B*HKV*NK*4])
+    write(d + '/vshort.npy', '<f4', (B, HKV, NK - 1, D), v[:B*HKV*(NK-1)*D])
+    write(d + '/k3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
+    write(d + '/v3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
+
+def attention(q, k, v, shape_q, shape_k, causal, scale):
+    B, H, NQ, D = shape_q
+    HKV, NK = shape_k[1], shape_k[2]
+    scale = scale or 1.0 / math.sqrt(D)
+    o = []
+    for b in range(B):
+        for h in range(H):
+            g = h // (H // HKV)
+            base_k = (b * HKV + g) * NK * D
+            for i in range(NQ):
+                qi = q[((b * H + h) * NQ + i) * D:][:D]
+                seen = [j for j in range(NK)
+                        if causal == 'none' or
+                        (causal == 'top-left' and j <= i) or
+                        (causal == 'bottom-right' and j <= i + NK - NQ)]
+                if not seen:
+                    o.extend([0.0] * D)
+                    continue
+                s = [scale * sum(qi[c] * k[base_k + j * D + c] for c in range(D)) for j in seen]
+                m = max(s)
+                p = [math.exp(x - m) for x in s]
+                z = sum(p)
+                o.extend(sum(p[t] * v[base_k + j * D + c] for t, j in enumerate(seen)) / z
+                         for c in range(D))
+    return o
+
+def check(o_path, q_path, k_path, v_path, causal, scale, tol):
+    dq, sq, q = read(q_path)
+    _, sk, k = read(k_path)
+    _, _, v = read(v_path)
+    do, so, o = read(o_path)
+    if do != dq or so != sq:
+        sys.exit('%s: %s %r, want %s %r' % (o_path, do, so, dq, sq))
+    ref = attention(q, k, v, sq, sk, causal, float(scale))
+    err = max(abs(a - b) for a, b in zip(o, ref))
+    print('max abs error %.3g (tolerance %g)' % (err, float(tol)))
+    if not err < float(tol):
+        sys.exit('%s: max abs error %g above %g' % (o_path, err, float(tol)))
+
+if sys.argv[1] == 'make':
+    make(sys.argv[2])
+else:
+    check(*sys.argv[2:])
+PY
+# Everything below runs inside $dir with short relative names, so messages
+# are easy to match and paths with spaces cannot split arguments.
+cd "$dir"
+python3 npyutil.py make .
+
+out=out.npy
+
+# run_clattn ARGS...: runs `clattn run`, output in $dir/stdout, $dir/stderr,
+# exit status in $rc.
+run_clattn() {
+    rm -f "$out"
+    set +e
+    "$CLATTN" run "$@" >"$dir/stdout" 2>"$dir/stderr"
+    rc=$?
+    set -e
+}
+
+# expect_error NAME STATUS PATTERN ARGS...: the run fails with STATUS, one
+# line on stderr matching PATTERN (grep -E, case-insensitive), nothing on
+# stdout, and neither the output nor a temporary next to it exists.
+expect_error() {
+    name=$1 status=$2 pattern=$3
+    shift 3
+    run_clattn "$@"
+    [ "$rc" -eq "$status" ] || fail "$name: exit status $rc, want $status"
+    [ "$(wc -l <"$dir/stderr")" -eq 1 ] || fail "$name: stderr is not one line"
+    grep -qiE -- "$pattern" "$dir/stderr" || fail "$name: stderr does not match '$pattern'"
+    [ ! -s "$dir/stdout" ] || fail "$name: something on stdout"
+    [ ! -e "$out" ] || fail "$name: $out exists"
+    for tmp in "$out".*; do
+        [ ! -e "$tmp" ] || fail "$name: temporary $tmp left behind"
+    done
+    echo "ok: $name"
+}
+
+good="--q q.npy --k k.npy --v v.npy --out $out"
+
+# ------------------------------------------------- usage errors (status 2)
+"$CLATTN" run --help >"$dir/stdout" 2>"$dir/stderr" || fail "--help exit status"
+grep -q "usage: clattn run" "$dir/stdout" || fail "--help prints no usage"
+expect_error "bad --path" 2 "path.*warp" $good --path warp
+expect_error "bad --causal" 2 "causal" $good --causal=sideways
+expect_error "bad --scale" 2 "scale" $good --scale abc
+expect_error "unknown option" 2 "unknown option.*--frobnicate" $good --frobnicate
+expect_error "missing --out" 2 "missing --out" --q "q.npy" --k "k.npy" --v "v.npy"
+expect_error "option without value" 2 "--device.*value" $good --device
+
+# ---------------------------------------------- bad input files (status 1)
+expect_error "missing file" 1 "nothere\.npy.*(no such file|cannot open)" \
+    --q "nothere.npy" --k "k.npy" --v "v.npy" --out "$out"
+expect_error "float64" 1 "q64\.npy.*'<f8'.*not supported" \
+    --q "q64.npy" --k "k.npy" --v "v.npy" --out "$out"
+expect_error "3-D array" 1 "q3d\.npy.*4-D.*3-D" \
+    --q "q3d.npy" --k "k.npy" --v "v.npy" --out "$out"
+expect_error "fortran order" 1 "qfortran\.npy.*fortran" \
+    --q "qfortran.npy" --k "k.npy" --v "v.npy" --out "$out"
+expect_error "truncated data" 1 "qtrunc\.npy.*truncated" \
+    --q "qtrunc.npy" --k "k.npy" --v "v.npy" --out "$out"
+expect_error "head dims disagree" 1 "head dim.*d=8.*d=4" \
+    --q "q.npy" --k "kd4.npy" --v "kd4.npy" --out "$out"
+expect_error "K and V disagree" 1 "vshort\.npy.*same shape" \
+    --q "q.npy" --k "k.npy" --v "vshort.npy" --out "$out"
+expect_error "H not a multiple of Hkv" 1 "H=2.*Hkv=3" \
+    --q "q.npy" --k "k3heads.npy" --v "v3heads.npy" --out "$out"
+expect_error "mixed dtypes" 1 "dtypes differ" \
+    --q "q.npy" --k "k16.npy" --v "v16.npy" --out "$out"
+expect_error "output directory missing" 1 "nodir.*no such file" \
+    --q "q.npy" --k "k.npy" --v "v.npy" --out "nodir/$out"
+
+# A failed run must not clobber an existing output either.
+printf 'keep me' >"$out.keep"
+cp "$out.keep" "$out"
+set +e
+"$CLATTN" run --q "qtrunc.npy" --k "k.npy" --v "v.npy" --out "$out" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && cmp -s "$out" "$out.keep" || fail "a failed run changed an existing output"
+rm -f "$out" "$out.keep"
+echo "ok: existing output kept on failure"
+
+# ----------------------------------------------------- runs on a device
+if ! "$CLATTN" devices >/dev/null 2>&1; then
+    echo "SKIP: 'clattn devices' fails: no OpenCL device"
+    exit 77
+fi
+
+# expect_run NAME TOL CAUSAL SCALE Q K V ARGS...: a successful run whose
+# output matches the Python reference within TOL.
+expect_run() {
+    name=$1 tol=$2 causal=$3 scale=$4 q=$5 k=$6 v=$7
+    shift 7
+    run_clattn --q "$q" --k "$k" --v "$v" --out "$out" "$@"
+    if [ "$rc" -ne 0 ] && grep -qiE "no matching OpenCL device|ENODEV" "$dir/stderr"; then
+        echo "SKIP: no OpenCL device"
+        exit 77
+    fi
+    [ "$rc" -eq 0 ] || fail "$name: exit status $rc"
+    [ "$(wc -l <"$dir/stdout")" -eq 1 ] || fail "$name: summary is not one line"
+    grep -qE "causal $causal .*[0-9] ms" "$dir/stdout" || fail "$name: summary lacks causal/time"
+    python3 npyutil.py check "$out" "$q" "$k" "$v" "$causal" "$scale" "$tol" \
+        >"$dir/check" 2>&1 || { cat "$dir/check" >&2; fail "$name: wrong output"; }
+    echo "ok: $name: $(cat "$dir/check")"
+    echo "    $(cat "$dir/stdout")"
+}
+
+expect_run "fp32" 1e-4 none 0 "q.npy" "k.npy" "v.npy"
+expect_run "fp32 causal top-left naive" 1e-4 top-left 0 "q.npy" "k.npy" "v.npy" \
+    --causal --path naive
+expect_run "fp32 causal bottom-right fused scale" 1e-4 bottom-right 0.3 \
+    "q.npy" "k.npy" "v.npy" --causal=bottom-right --path=fused --scale 0.3
+# fp16 inputs hold the fp32 values rounded to half, and the reference reads
+# them back as such; the error left is O's own rounding to half.
+expect_run "fp16" 1e-2 none 0 "q16.npy" "k16.npy" "v16.npy"
+grep -q "fp16" "$dir/stdout" || fail "fp16: summary does not say fp16"
+echo "PASS"
