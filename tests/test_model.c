@@ -1,11 +1,620 @@
+/*
+ * The byte model (include/clattn/model.h) against the seed's numbers and
+ * against hand computations written out here, independently of src/model.c:
+ * literal products for the byte counts, brute-force loops over every
+ * (query, key) pair and every tile for the causal accounting.
+ */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-static void placeholder(void **s) { (void)s; }
+
+#include "clattn/clattn.h"
+
+#define KiB ((uint64_t)1 << 10)
+#define MiB ((uint64_t)1 << 20)
+#define GiB ((uint64_t)1 << 30)
+
+static clattn_shape shape_of(size_t b, size_t h, size_t hkv, size_t nq, size_t nk, size_t d,
+                             clattn_dtype dtype)
+{
+    clattn_shape s = { .batch = b, .heads = h, .kv_heads = hkv, .q_len = nq, .kv_len = nk,
+                       .head_dim = d, .dtype = dtype };
+    return s;
+}
+
+/* The seed: B = 8, H = 32, d = 128, fp16. */
+static clattn_shape seed_shape(size_t n)
+{
+    return shape_of(8, 32, 32, n, n, 128, CLATTN_F16);
+}
+
+/* The seed's device: 256 MiB cache, 192 GiB, 1000 TFLOP/s over 5 TB/s. */
+static clattn_model_device seed_device(void)
+{
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    dev.capacity_bytes = 192 * GiB;
+    dev.max_alloc_bytes = 192 * GiB;
+    dev.cache_bytes = 256 * MiB;
+    dev.bandwidth = 5e12;
+    dev.peak_flops = 1e15;
+    return dev;
+}
+
+static clattn_model_problem problem_of(clattn_shape shape, clattn_causal causal, size_t bm,
+                                       size_t bn)
+{
+    clattn_model_problem p;
+    clattn_model_default_problem(&p);
+    p.shape = shape;
+    p.causal = causal;
+    p.block_m = bm;
+    p.block_n = bn;
+    return p;
+}
+
+/* ------------------------------------------------------ the seed, Q1 */
+
+static void seed_traffic_per_head(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n;
+        uint64_t s, endpoints, naive, fused;
+        double ratio;
+    } rows[] = {
+        { 1024, 2 * MiB, 1 * MiB, 9 * MiB, 1 * MiB, 9 },
+        { 4096, 32 * MiB, 4 * MiB, 132 * MiB, 4 * MiB, 33 },
+        { 16384, 512 * MiB, 16 * MiB, 2064 * MiB, 16 * MiB, 129 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        clattn_shape s = seed_shape(rows[i].n);
+        clattn_traffic t;
+        assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_OK);
+        assert_int_equal(t.head_score_bytes, rows[i].s);
+        assert_int_equal(t.head_endpoint_bytes, rows[i].endpoints);
+        assert_int_equal(t.head_naive_bytes, rows[i].naive);
+        assert_int_equal(t.head_fused_bytes, rows[i].fused);
+        assert_true(t.head_ratio == rows[i].ratio);
+        /* 1 + N/d */
+        assert_true(t.closed_form == 1.0 + (double)rows[i].n / 128.0);
+        assert_true(t.closed_form == rows[i].ratio);
+    }
+}
+
+static void seed_traffic_all_heads(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n;
+        uint64_t naive, fused;
+    } rows[] = {
+        { 1024, 9 * GiB / 4, 256 * MiB }, /* 2.25 GiB */
+        { 4096, 33 * GiB, 1 * GiB },
+        { 16384, 516 * GiB, 4 * GiB },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        clattn_shape s = seed_shape(rows[i].n);
+        clattn_traffic t;
+        assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_OK);
+        assert_int_equal(t.naive_bytes, rows[i].naive);
+        assert_int_equal(t.fused_bytes, rows[i].fused);
+        assert_int_equal(t.score_bytes, 256 * t.head_score_bytes);
+        assert_true(t.ratio == t.head_ratio);
+    }
+}
+
+/* ------------------------------------------------------ the seed, Q2 */
+
+static void seed_fit_limits(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_shape s = seed_shape(1);
+    size_t n;
+    double root;
+
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_HEAD_S_IN_CACHE, 0, &dev, &n, &root),
+                     CLATTN_OK);
+    assert_int_equal(n, 11585);
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_SHARED_S_IN_CACHE, 0, &dev, &n,
+                                          &root),
+                     CLATTN_OK);
+    assert_int_equal(n, 724);
+    /* 2 * 256 * 2N^2 <= 192 GiB: N^2 <= 201,326,592, whose root 14,188.96 the
+     * seed quotes as 14,189; the largest integer that fits is 14,188. */
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_SCORES_IN_MEMORY, 0, &dev, &n,
+                                          &root),
+                     CLATTN_OK);
+    assert_int_equal(n, 14188);
+    assert_int_equal((long)lround(root), 14189);
+    assert_true(14188ull * 14188ull <= 201326592ull && 14189ull * 14189ull > 201326592ull);
+}
+
+static void seed_oom_at_16384(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_shape s = seed_shape(16384);
+    clattn_memory_plan plan;
+    clattn_fit fit;
+
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 0, &plan), CLATTN_OK);
+    assert_int_equal(plan.largest_bytes, 128 * GiB); /* one S: 128 GiB per tensor */
+    assert_string_equal(plan.largest_name, "S");
+    assert_int_equal(plan.peak_bytes, 256 * GiB + 4 * GiB); /* S, P, and Q, K, V, O */
+    assert_int_equal(clattn_model_fit(&plan, &dev, &fit), CLATTN_OK);
+    assert_int_equal(fit, CLATTN_FIT_OVER_CAPACITY);
+
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    assert_int_equal(plan.peak_bytes, 4 * GiB);
+    assert_int_equal(clattn_model_fit(&plan, &dev, &fit), CLATTN_OK);
+    assert_int_equal(fit, CLATTN_FIT_OK);
+}
+
+/* The whole naive plan, Q, K, V and O included: 1024 N^2 + 262,144 N bytes. */
+static void seed_path_limits(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_shape s = seed_shape(1);
+    uint64_t expect = 20000;
+    while (1024 * expect * expect + 262144 * expect > 192 * GiB)
+        expect--;
+    size_t n;
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_NAIVE_FITS, 0, &dev, &n, NULL),
+                     CLATTN_OK);
+    assert_int_equal(n, expect);
+    assert_int_equal(n, 14061);
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_FUSED_FITS, 0, &dev, &n, NULL),
+                     CLATTN_OK);
+    assert_int_equal(n, 192 * GiB / 262144); /* 786,432 */
+}
+
+/* ------------------------------------------------------ the seed, Q3 */
+
+static void seed_intensity_and_ridge(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(seed_shape(4096), CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+
+    /* 4096 * 128 / (2 * 4224) = 62.06..., printed as 62.1 */
+    assert_int_equal((long)lround(pr.naive.intensity * 10), 621);
+    assert_true(fabs(pr.naive.intensity - 4096.0 * 128 / (2 * 4224)) < 1e-9);
+    assert_true(pr.naive_intensity_limit == 64);
+    assert_true(pr.fused.intensity == 4096.0 / 2);
+    assert_true(pr.ridge == 200);
+    assert_int_equal(pr.fused_compute_len, 400);
+    assert_int_equal(pr.naive_compute_len, 0); /* 64 < 200: never */
+    assert_int_equal(pr.naive.bound, CLATTN_BOUND_MEMORY);
+    assert_int_equal(pr.fused.bound, CLATTN_BOUND_COMPUTE);
+    assert_int_equal(pr.naive.launches, 3);
+    assert_int_equal(pr.fused.launches, 1);
+}
+
+static void seed_roofline_times(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    dev.launch_latency_s = 5e-6;
+    clattn_model_problem p = problem_of(seed_shape(4096), CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+
+    double flops = 4.0 * 4096 * 4096 * 128 * 256;
+    double naive = (double)(33 * GiB) / 5e12 + 3 * 5e-6;
+    double fused = flops / 1e15 + 5e-6;
+    assert_true(pr.naive.flops == flops && pr.fused.flops == flops);
+    assert_true(fabs(pr.naive.time_s - naive) < 1e-12 * naive);
+    assert_true(fabs(pr.fused.time_s - fused) < 1e-12 * fused);
+    assert_true(pr.causal_speedup == 1.0);
+}
+
+/* ------------------------------------------------------ the seed, Q4 */
+
+static void seed_causal_blocks(void **state)
+{
+    (void)state;
+    static const size_t lens[] = { 1024, 4096, 16384 };
+    double previous = 1;
+    for (size_t i = 0; i < 3; i++) {
+        clattn_shape s = seed_shape(lens[i]);
+        clattn_causal_blocks cb;
+        uint64_t t = lens[i] / 64;
+        assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_TOP_LEFT, 64, 64, &cb),
+                         CLATTN_OK);
+        assert_int_equal(cb.total_blocks, t * t);
+        assert_int_equal(cb.visited_blocks, t * (t + 1) / 2);
+        assert_true(cb.visited_fraction == (double)(t + 1) / (double)(2 * t));
+        assert_true(cb.closed_form == cb.visited_fraction);
+        assert_true(cb.visited_fraction < previous && cb.visited_fraction > 0.5);
+        previous = cb.visited_fraction;
+    }
+    assert_true(previous - 0.5 < 0.002); /* -> 1/2 */
+}
+
+/* ------------------------------------------------- general shapes by hand */
+
+/* B=2, H=8, Hkv=2, N=100, d=64, fp32: K and V are a quarter of Q and O. */
+static void gqa_traffic_and_memory(void **state)
+{
+    (void)state;
+    clattn_shape s = shape_of(2, 8, 2, 100, 100, 64, CLATTN_F32);
+    uint64_t q = 2 * 8 * 100 * 64 * 4, kv = 2 * 2 * 100 * 64 * 4, sc = 2 * 8 * 100 * 100 * 4;
+    clattn_traffic t;
+    assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_OK);
+    assert_int_equal(t.head_score_bytes, 100 * 100 * 4);
+    assert_int_equal(t.head_endpoint_bytes, 4 * 100 * 64 * 4);
+    assert_int_equal(t.head_naive_bytes, 4 * 100 * 64 * 4 + 4 * 100 * 100 * 4);
+    assert_int_equal(t.endpoint_bytes, 2 * q + 2 * kv);
+    assert_int_equal(t.naive_bytes, 2 * q + 2 * kv + 4 * sc);
+    assert_int_equal(t.fused_bytes, 2 * q + 2 * kv);
+    assert_true(fabs(t.ratio - (double)(2 * q + 2 * kv + 4 * sc) / (double)(2 * q + 2 * kv)) <
+                1e-12);
+    assert_true(fabs(t.closed_form - (1 + 100.0 / 64)) < 1e-12);
+
+    clattn_memory_plan plan;
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 12345, &plan), CLATTN_OK);
+    assert_int_equal(plan.peak_bytes, 2 * q + 2 * kv + 2 * sc + 12345);
+    assert_int_equal(plan.workspace_bytes, 12345);
+    assert_int_equal(plan.largest_bytes, sc);
+    assert_string_equal(plan.largest_name, "S");
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 10 * MiB, &plan), CLATTN_OK);
+    assert_int_equal(plan.peak_bytes, 2 * q + 2 * kv + 10 * MiB);
+    assert_string_equal(plan.largest_name, "workspace");
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    assert_string_equal(plan.largest_name, "Q");
+    assert_int_equal(plan.largest_bytes, q);
+}
+
+/* Nq = 3 queries over Nk = 1000 keys (decoding), B=1, H=4, d=16, fp16. */
+static void unequal_lengths(void **state)
+{
+    (void)state;
+    clattn_shape s = shape_of(1, 4, 4, 3, 1000, 16, CLATTN_F16);
+    clattn_traffic t;
+    assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_OK);
+    assert_int_equal(t.head_score_bytes, 3 * 1000 * 2);
+    assert_int_equal(t.head_endpoint_bytes, (2 * 3 + 2 * 1000) * 16 * 2);
+    assert_int_equal(t.naive_bytes, 4 * ((2 * 3 + 2 * 1000) * 16 * 2 + 4 * 3 * 1000 * 2));
+    double closed = 1 + 2.0 * 3 * 1000 / ((3 + 1000) * 16.0);
+    assert_true(fabs(t.closed_form - closed) < 1e-12);
+    assert_true(fabs(t.head_ratio - closed) < 1e-12);
+}
+
+/* GQA moves the fused crossover: 2*8*N / (2*(8+2)) >= 200 from N = 250. A
+ * ridge below d/e lets the naive path cross too: at N = 128, d = 128, fp16,
+ * 4*32*128*128 / (2*(2*64*128 + 4*32*128)) = 32. */
+static void compute_bound_lengths(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(shape_of(1, 8, 2, 512, 512, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused_compute_len, 250);
+
+    dev.peak_flops = 32e12;
+    dev.bandwidth = 1e12;
+    p = problem_of(seed_shape(512), CLATTN_CAUSAL_NONE, 64, 64);
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_true(pr.ridge == 32);
+    assert_int_equal(pr.naive_compute_len, 128);
+    assert_int_equal(pr.fused_compute_len, 64);
+}
+
+/* ------------------------------------------ causal accounting by brute force */
+
+struct brute {
+    uint64_t visited, total, computed, visible, empty_rows, kv_read, kv_streamed;
+};
+
+/* Counts straight from the definitions: every tile, every pair. */
+static struct brute brute_force(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c)
+{
+    struct brute r = { 0 };
+    assert_true(nk <= 256);
+    long long off = c == CLATTN_CAUSAL_BOTTOM_RIGHT ? (long long)nk - (long long)nq : 0;
+    static unsigned char key_read[256];
+    for (size_t j = 0; j < nk; j++)
+        key_read[j] = 0;
+    for (size_t q0 = 0; q0 < nq; q0 += bm) {
+        long long bound = c == CLATTN_CAUSAL_NONE ? (long long)nk : (long long)(q0 + bm) + off;
+        if (bound > (long long)nk)
+            bound = (long long)nk;
+        for (size_t k0 = 0; k0 < nk; k0 += bn) {
+            r.total++;
+            if ((long long)k0 >= bound)
+                continue;
+            r.visited++;
+            for (size_t i = q0; i < q0 + bm && i < nq; i++)
+                for (size_t j = k0; j < k0 + bn && j < nk; j++)
+                    r.computed++;
+            for (size_t j = k0; j < k0 + bn && j < nk; j++) {
+                key_read[j] = 1;
+                r.kv_streamed++;
+            }
+        }
+    }
+    for (size_t j = 0; j < nk; j++)
+        r.kv_read += key_read[j];
+    for (size_t i = 0; i < nq; i++) {
+        uint64_t seen = 0;
+        for (size_t j = 0; j < nk; j++)
+            seen += c == CLATTN_CAUSAL_NONE || (long long)j <= (long long)i + off;
+        r.visible += seen;
+        r.empty_rows += seen == 0;
+    }
+    return r;
+}
+
+static void check_against_brute(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c)
+{
+    clattn_shape s = shape_of(1, 2, 1, nq, nk, 8, CLATTN_F16);
+    clattn_causal_blocks cb;
+    struct brute r = brute_force(nq, nk, bm, bn, c);
+    assert_int_equal(clattn_model_causal_blocks(&s, c, bm, bn, &cb), CLATTN_OK);
+    assert_int_equal(cb.total_blocks, r.total);
+    assert_int_equal(cb.visited_blocks, r.visited);
+    assert_int_equal(cb.computed_pairs, r.computed);
+    assert_int_equal(cb.visible_pairs, r.visible);
+    assert_int_equal(cb.empty_rows, r.empty_rows);
+    assert_int_equal(cb.kv_rows_read, r.kv_read);
+    assert_int_equal(cb.kv_rows_streamed, r.kv_streamed);
+    assert_int_equal(cb.total_pairs, (uint64_t)nq * nk);
+}
+
+static void causal_small_cases_by_hand(void **state)
+{
+    (void)state;
+    clattn_causal_blocks cb;
+    /* N=10, tiles 4: query blocks visit 1, 2, 3 key blocks; (3+1)/(2*3). */
+    clattn_shape s = shape_of(1, 1, 1, 10, 10, 8, CLATTN_F32);
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_TOP_LEFT, 4, 4, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 6);
+    assert_int_equal(cb.total_blocks, 9);
+    assert_true(cb.closed_form == 4.0 / 6.0);
+    assert_int_equal(cb.computed_pairs, 4 * 4 + 4 * 8 + 2 * 10);
+    assert_int_equal(cb.visible_pairs, 55);
+    assert_true(fabs(cb.speedup - 100.0 / 68.0) < 1e-12);
+
+    /* BM=4, BN=3: limits 4, 8, 10 -> 2, 3, 4 key blocks of 4 (no closed form). */
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_TOP_LEFT, 4, 3, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 9);
+    assert_int_equal(cb.total_blocks, 12);
+    assert_int_equal(cb.computed_pairs, 4 * 6 + 4 * 9 + 2 * 10);
+    assert_true(cb.closed_form == 0);
+
+    /* Bottom-right, Nq=6 < Nk=10, off=4: limits 8, 10 -> 2 and 3 blocks. */
+    s = shape_of(1, 1, 1, 6, 10, 8, CLATTN_F32);
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_BOTTOM_RIGHT, 4, 4, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 5);
+    assert_int_equal(cb.computed_pairs, 4 * 8 + 2 * 10);
+    assert_int_equal(cb.visible_pairs, 5 + 6 + 7 + 8 + 9 + 10);
+
+    /* Bottom-right, Nq=10 > Nk=4, off=-6: rows 0..5 see nothing, block 0 is
+     * empty, blocks 1 and 2 visit the one key block. */
+    s = shape_of(1, 1, 1, 10, 4, 8, CLATTN_F32);
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_BOTTOM_RIGHT, 4, 4, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 2);
+    assert_int_equal(cb.total_blocks, 3);
+    assert_int_equal(cb.empty_q_blocks, 1);
+    assert_int_equal(cb.empty_rows, 6);
+    assert_int_equal(cb.visible_pairs, 1 + 2 + 3 + 4);
+    assert_int_equal(cb.computed_pairs, 4 * 4 + 2 * 4);
+    assert_int_equal(cb.kv_rows_read, 4);
+
+    /* Top-left, Nq=3 << Nk=100, BM=64, BN=16: the block's bound q0 + BM = 64
+     * makes it visit 4 of 7 key blocks although 3 keys are visible. */
+    s = shape_of(1, 1, 1, 3, 100, 8, CLATTN_F32);
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_TOP_LEFT, 64, 16, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 4);
+    assert_int_equal(cb.total_blocks, 7);
+    assert_int_equal(cb.computed_pairs, 3 * 64);
+    assert_int_equal(cb.visible_pairs, 1 + 2 + 3);
+    assert_int_equal(cb.kv_rows_read, 64);
+
+    /* N=1000 is not a multiple of 64: T = 16 blocks, still (T+1)/(2T). */
+    s = shape_of(1, 1, 1, 1000, 1000, 8, CLATTN_F32);
+    assert_int_equal(clattn_model_causal_blocks(&s, CLATTN_CAUSAL_TOP_LEFT, 64, 64, &cb), 0);
+    assert_int_equal(cb.visited_blocks, 16 * 17 / 2);
+    assert_true(cb.visited_fraction == 17.0 / 32.0 && cb.closed_form == 17.0 / 32.0);
+}
+
+static void causal_sweep_against_brute_force(void **state)
+{
+    (void)state;
+    static const size_t lens[] = { 1, 2, 5, 16, 17, 64, 65, 130 };
+    static const size_t tiles[] = { 1, 3, 16, 64 };
+    static const clattn_causal modes[] = { CLATTN_CAUSAL_NONE, CLATTN_CAUSAL_TOP_LEFT,
+                                           CLATTN_CAUSAL_BOTTOM_RIGHT };
+    for (size_t a = 0; a < 8; a++)
+        for (size_t b = 0; b < 8; b++)
+            for (size_t m = 0; m < 4; m++)
+                for (size_t n = 0; n < 4; n++)
+                    for (size_t c = 0; c < 3; c++)
+                        check_against_brute(lens[a], lens[b], tiles[m], tiles[n], modes[c]);
+}
+
+/* The fused path under a mask: Q and O in full, the visited K/V rows, the
+ * computed pairs' FLOPs; the naive path is unchanged. */
+static void causal_prediction(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(shape_of(2, 4, 2, 6, 10, 32, CLATTN_F16),
+                                        CLATTN_CAUSAL_BOTTOM_RIGHT, 4, 4);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    uint64_t q = 2 * 4 * 6 * 32 * 2, kv = 2 * 2 * 10 * 32 * 2, sc = 2 * 4 * 6 * 10 * 2;
+    assert_int_equal(pr.naive.bytes, 2 * q + 2 * kv + 4 * sc);
+    assert_true(pr.naive.flops == 4.0 * 32 * 2 * 4 * 6 * 10);
+    assert_int_equal(pr.fused.bytes, 2 * q + 2 * kv); /* every key is visited */
+    assert_true(pr.fused.flops == 4.0 * 32 * 2 * 4 * (4 * 8 + 2 * 10));
+    /* Memory-bound and no K/V row skipped: skipping tiles saves no time. */
+    assert_int_equal(pr.fused.bound, CLATTN_BOUND_MEMORY);
+    assert_true(pr.causal_speedup == 1.0);
+
+    /* The seed at N=4096, top-left, 64 x 64: compute-bound, so the speedup is
+     * T^2 / (T(T+1)/2) = 128/65 with T = 64. */
+    p = problem_of(seed_shape(4096), CLATTN_CAUSAL_TOP_LEFT, 64, 64);
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused.bound, CLATTN_BOUND_COMPUTE);
+    assert_true(fabs(pr.causal_speedup - 128.0 / 65.0) < 1e-12);
+    assert_true(fabs(pr.blocks.speedup - 128.0 / 65.0) < 1e-12);
+
+    /* Nq=3 over Nk=100 top-left: only 64 key rows are ever read. */
+    p = problem_of(shape_of(1, 2, 1, 3, 100, 16, CLATTN_F32), CLATTN_CAUSAL_TOP_LEFT, 64, 16);
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused.bytes, 2 * (2 * 3 * 16 * 4) + 2 * (1 * 64 * 16 * 4));
+}
+
+static void unknown_device(void **state)
+{
+    (void)state;
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    clattn_model_problem p = problem_of(seed_shape(1024), CLATTN_CAUSAL_TOP_LEFT, 64, 64);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_true(pr.ridge == 0 && pr.naive.time_s == 0 && pr.fused.time_s == 0);
+    assert_int_equal(pr.naive.bound, CLATTN_BOUND_UNKNOWN);
+    assert_int_equal(pr.naive.fit, CLATTN_FIT_UNKNOWN);
+    assert_int_equal(pr.fused_compute_len, 0);
+    assert_true(pr.causal_speedup == 0);
+    assert_true(pr.naive_intensity_limit == 64);
+    assert_string_equal(clattn_fit_name(pr.naive.fit), "unknown");
+}
+
+static void max_alloc_verdict(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    dev.max_alloc_bytes = 64 * GiB; /* S is 128 GiB at N = 16384 */
+    clattn_shape s = seed_shape(8192);
+    clattn_memory_plan plan;
+    clattn_fit fit;
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 0, &plan), CLATTN_OK);
+    assert_int_equal(plan.largest_bytes, 32 * GiB);
+    assert_int_equal(clattn_model_fit(&plan, &dev, &fit), CLATTN_OK);
+    assert_int_equal(fit, CLATTN_FIT_OK);
+    s = seed_shape(12000);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 0, &plan), CLATTN_OK);
+    assert_int_equal(clattn_model_fit(&plan, &dev, &fit), CLATTN_OK);
+    assert_int_equal(fit, CLATTN_FIT_OVER_MAX_ALLOC);
+
+    /* S = 512 N^2 <= 64 GiB -> N <= 11,585 (capacity alone would allow 14,061). */
+    size_t n;
+    s = seed_shape(1);
+    assert_int_equal(clattn_model_max_len(&s, CLATTN_LIMIT_NAIVE_FITS, 0, &dev, &n, NULL), 0);
+    assert_int_equal(n, 11585);
+}
+
+/* ---------------------------------------------------------- failure paths */
+
+static void bad_arguments(void **state)
+{
+    (void)state;
+    clattn_shape good = seed_shape(64), s;
+    clattn_traffic t;
+    clattn_memory_plan plan;
+    clattn_causal_blocks cb;
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    clattn_fit fit;
+    size_t n;
+
+    assert_int_equal(clattn_model_traffic(NULL, &t), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_traffic(&good, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_memory(&good, CLATTN_PATH_NAIVE, 0, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_memory(&good, CLATTN_PATH_AUTO, 0, &plan), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_fit(NULL, &dev, &fit), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_causal_blocks(&good, CLATTN_CAUSAL_TOP_LEFT, 0, 64, &cb),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_model_causal_blocks(&good, (clattn_causal)7, 64, 64, &cb),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_model_predict(NULL, &dev, &pr), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_max_len(&good, CLATTN_LIMIT_HEAD_S_IN_CACHE, 0, NULL, &n, NULL),
+                     CLATTN_EINVAL);
+
+    for (int i = 0; i < 6; i++) {
+        s = good;
+        size_t *sizes[] = { &s.batch, &s.heads, &s.kv_heads, &s.q_len, &s.kv_len, &s.head_dim };
+        *sizes[i] = 0;
+        assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_EINVAL);
+        assert_true(clattn_last_error_detail()[0] != '\0');
+    }
+    s = good;
+    s.kv_heads = 5; /* 32 % 5 */
+    assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_EINVAL);
+    s = good;
+    s.dtype = (clattn_dtype)9;
+    assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_EINVAL);
+
+    /* Figures the limit needs are unknown. */
+    clattn_model_default_device(&dev);
+    assert_int_equal(clattn_model_max_len(&good, CLATTN_LIMIT_SHARED_S_IN_CACHE, 0, &dev, &n,
+                                          NULL),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_model_max_len(&good, CLATTN_LIMIT_FUSED_FITS, 0, &dev, &n, NULL),
+                     CLATTN_EINVAL);
+}
+
+static void overflow(void **state)
+{
+    (void)state;
+    clattn_traffic t;
+    clattn_memory_plan plan;
+    clattn_prediction pr;
+    clattn_model_device dev = seed_device();
+    /* S = 2^20 * 2^20 * 2^12 * 2^12 * 2 bytes: 2^65. */
+    clattn_shape s = shape_of((size_t)1 << 20, 1 << 20, 1 << 20, 1 << 12, 1 << 12, 64,
+                              CLATTN_F16);
+    assert_int_equal(clattn_model_traffic(&s, &t), CLATTN_EOVERFLOW);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_EOVERFLOW);
+    clattn_model_problem p = problem_of(s, CLATTN_CAUSAL_NONE, 64, 64);
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_EOVERFLOW);
+
+    /* S alone is 2^64 bytes. */
+    s = shape_of(1, 1, 1, (size_t)1 << 31, (size_t)1 << 31, 1, CLATTN_F32);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_EOVERFLOW);
+    /* S = 3 * 2^62 fits, S + P wraps; the fused path holds no S. */
+    s = shape_of(3, 1, 1, (size_t)1 << 30, (size_t)1 << 30, 1, CLATTN_F32);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 0, &plan), CLATTN_EOVERFLOW);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    /* A workspace that wraps the sum. */
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, UINT64_MAX - 10, &plan),
+                     CLATTN_EOVERFLOW);
+}
+
 int main(void)
 {
-    const struct CMUnitTest t[] = { cmocka_unit_test(placeholder) };
-    return cmocka_run_group_tests(t, NULL, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seed_traffic_per_head),
+        cmocka_unit_test(seed_traffic_all_heads),
+        cmocka_unit_test(seed_fit_limits),
+        cmocka_unit_test(seed_oom_at_16384),
+        cmocka_unit_test(seed_path_limits),
+        cmocka_unit_test(seed_intensity_and_ridge),
+        cmocka_unit_test(seed_roofline_times),
+        cmocka_unit_test(seed_causal_blocks),
+        cmocka_unit_test(gqa_traffic_and_memory),
+        cmocka_unit_test(unequal_lengths),
+        cmocka_unit_test(compute_bound_lengths),
+        cmocka_unit_test(causal_small_cases_by_hand),
+        cmocka_unit_test(causal_sweep_against_brute_force),
+        cmocka_unit_test(causal_prediction),
+        cmocka_unit_test(unknown_device),
+        cmocka_unit_test(max_alloc_verdict),
+        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(overflow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,15 +2,77 @@
  * The byte-arithmetic model of attention (docs/MODEL.md): pure functions of a
  * shape and a few device figures, no OpenCL. Used by clattn predict / bench and
  * by the library itself to refuse runs that would not fit.
+ *
+ * Conventions shared by every function here
+ *   - "Bytes" are bytes crossing the device-memory boundary in either
+ *     direction, counted once per tensor (the compulsory traffic of the seed:
+ *     re-reads of K and V by other query blocks, or by the query heads of one
+ *     GQA group, are assumed to hit the cache).
+ *   - Byte counts are uint64_t and checked: a count that would overflow makes
+ *     the function return CLATTN_EOVERFLOW. Rates, times and FLOP counts are
+ *     doubles.
+ *   - The model accepts any head dim d (the runtime's own limit is checked by
+ *     clattn_shape_check); every other rule of clattn_shape applies.
+ *   - Functions return 0 or a negative CLATTN_E* code, with the detail in
+ *     clattn_last_error_detail(). They keep no state and are thread-safe.
+ *   - A device figure of 0 means "unknown"; results that need it are 0 and
+ *     the verdicts say CLATTN_FIT_UNKNOWN.
  */
 #ifndef CLATTN_MODEL_H
 #define CLATTN_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "clattn/clattn.h" /* shapes, paths, CLATTN_API; it includes this file too */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------- Q1 traffic */
+
+/* The seed's traffic table, without a causal mask. Per head means one query
+ * head of one batch element working alone: it reads its Q, the K and V of its
+ * group, and writes its O. All heads counts K and V once per KV head, since
+ * the query heads of a group share them; with Hkv = H it is B*H times the per
+ * head figure. Naive = endpoints + 4 * S (write S, read S, write P, read P);
+ * fused = endpoints, since S never reaches device memory. A causal mask does
+ * not change the naive figures (the naive path materialises the full S); the
+ * fused path's causal traffic is in clattn_causal_blocks. */
+typedef struct clattn_traffic {
+    uint64_t head_score_bytes;    /* one head's S: e*Nq*Nk */
+    uint64_t head_endpoint_bytes; /* Q, K, V, O of one head: e*d*(2*Nq + 2*Nk) */
+    uint64_t head_naive_bytes;    /* endpoints + 4 * S */
+    uint64_t head_fused_bytes;    /* endpoints */
+    double head_ratio;            /* naive / fused per head */
+    double closed_form;           /* 1 + 2*Nq*Nk / ((Nq + Nk)*d): 1 + N/d when Nq = Nk */
+
+    uint64_t score_bytes;         /* S of all heads: e*B*H*Nq*Nk (P is as large) */
+    uint64_t endpoint_bytes;      /* e*B*d*(2*H*Nq + 2*Hkv*Nk) */
+    uint64_t naive_bytes;         /* endpoint_bytes + 4 * score_bytes */
+    uint64_t fused_bytes;         /* endpoint_bytes */
+    double ratio;                 /* naive_bytes / fused_bytes */
+} clattn_traffic;
+
+/* Fills `out` for `shape`. CLATTN_EINVAL for a NULL pointer or a bad shape,
+ * CLATTN_EOVERFLOW when a count does not fit 64 bits. */
+CLATTN_API int clattn_model_traffic(const clattn_shape *shape, clattn_traffic *out);
+
+/* ------------------------------------------------------ device and memory */
+
+/* What the model needs to know about a device; 0 means unknown. */
+typedef struct clattn_model_device {
+    uint64_t capacity_bytes;  /* global memory */
+    uint64_t max_alloc_bytes; /* largest single buffer */
+    uint64_t cache_bytes;     /* last-level cache */
+    double bandwidth;         /* device memory, bytes/s (read + write) */
+    double peak_flops;        /* FLOP/s in the shape's dtype */
+    double launch_latency_s;  /* seconds per kernel launch */
+} clattn_model_device;
+
+/* Sets every figure to 0 (unknown). */
+CLATTN_API void clattn_model_default_device(clattn_model_device *dev);
 
 /* Device memory one path needs, all buffers live at once. */
 typedef struct clattn_memory_plan {
@@ -26,6 +88,142 @@ typedef struct clattn_memory_plan {
  * CLATTN_EOVERFLOW if a size overflows 64 bits, CLATTN_EINVAL on bad input. */
 CLATTN_API int clattn_model_memory(const clattn_shape *shape, clattn_path path,
                                    uint64_t extra_workspace_bytes, clattn_memory_plan *out);
+
+/* A plan's verdict against a device. */
+typedef enum clattn_fit {
+    CLATTN_FIT_UNKNOWN = 0,       /* the device's capacity is unknown */
+    CLATTN_FIT_OK = 1,            /* peak <= capacity, largest <= max alloc (if known) */
+    CLATTN_FIT_OVER_CAPACITY = 2, /* peak > capacity (reported first) */
+    CLATTN_FIT_OVER_MAX_ALLOC = 3 /* one buffer > max alloc */
+} clattn_fit;
+
+/* "unknown", "fits", "exceeds capacity", "exceeds max allocation". */
+CLATTN_API const char *clattn_fit_name(clattn_fit fit);
+
+/* The verdict of `plan` on `dev` (pure comparison; never fails on known
+ * input). CLATTN_EINVAL for NULL pointers. */
+CLATTN_API int clattn_model_fit(const clattn_memory_plan *plan, const clattn_model_device *dev,
+                                clattn_fit *out);
+
+/* ------------------------------------------------------ Q2 length limits */
+
+/* Which constraint clattn_model_max_len solves. */
+typedef enum clattn_len_limit {
+    CLATTN_LIMIT_HEAD_S_IN_CACHE = 0,   /* one head's S <= cache (seed: 11,585) */
+    CLATTN_LIMIT_SHARED_S_IN_CACHE = 1, /* the S of all B*H heads <= cache, i.e.
+                                         * each head's fair share (seed: 724) */
+    CLATTN_LIMIT_SCORES_IN_MEMORY = 2,  /* S and P of all heads <= capacity,
+                                         * nothing else counted (seed: 14,188) */
+    CLATTN_LIMIT_NAIVE_FITS = 3,        /* the naive plan fits (clattn_model_fit) */
+    CLATTN_LIMIT_FUSED_FITS = 4,        /* the fused plan fits */
+} clattn_len_limit;
+
+/* The largest sequence length N, with Nq = Nk = N and the rest of `shape`
+ * kept, that meets `limit` on `dev`: *n is the exact integer answer (0 when
+ * even N = 1 does not fit), and *root (may be NULL) the real N at which the
+ * constraint is met with equality (the seed quotes its root rounded: 14,189
+ * for the largest integer 14,188). `extra_workspace_bytes` is added to the
+ * plan for the *_FITS limits. The cache limits need dev->cache_bytes, the
+ * others dev->capacity_bytes (dev->max_alloc_bytes is used when known):
+ * CLATTN_EINVAL when the figure is unknown or an argument is bad. */
+CLATTN_API int clattn_model_max_len(const clattn_shape *shape, clattn_len_limit limit,
+                                    uint64_t extra_workspace_bytes,
+                                    const clattn_model_device *dev, size_t *n, double *root);
+
+/* ------------------------------------------------ Q4 causal block counts */
+
+/* How many tiles the fused kernel visits under a causal mask. A query block
+ * [q0, q0+BM) visits the key blocks whose start is below
+ * min(Nk, q0 + BM + off), off = 0 (top-left) or Nk - Nq (bottom-right); with
+ * no mask it visits all of them. Counts are per head. */
+typedef struct clattn_causal_blocks {
+    uint64_t q_blocks;        /* ceil(Nq / BM) */
+    uint64_t k_blocks;        /* ceil(Nk / BN) */
+    uint64_t total_blocks;    /* q_blocks * k_blocks */
+    uint64_t visited_blocks;  /* tiles the kernel computes */
+    double visited_fraction;  /* visited_blocks / total_blocks */
+    double closed_form;       /* (T+1)/(2T), T = q_blocks, when Nq = Nk and BM = BN
+                               * under a mask (1 with no mask, 0 when it does not apply) */
+    uint64_t empty_q_blocks;  /* query blocks that visit no key block */
+    uint64_t empty_rows;      /* queries that see no key (their output is 0) */
+    uint64_t total_pairs;     /* Nq * Nk (query, key) pairs */
+    uint64_t computed_pairs;  /* pairs inside visited tiles, clipped to Nq x Nk:
+                               * what the kernel pays for, diagonal tiles in full */
+    uint64_t visible_pairs;   /* pairs the mask lets through */
+    uint64_t kv_rows_read;    /* key rows in blocks any query block visits: the
+                               * K/V rows that must cross memory at all */
+    uint64_t kv_rows_streamed;/* sum over query blocks of the key rows they
+                               * visit: K/V rows loaded if nothing were cached */
+    double speedup;           /* total_pairs / computed_pairs: the compute-bound
+                               * speedup of skipping blocks, an upper bound */
+} clattn_causal_blocks;
+
+/* Fills `out` for `shape`, `causal` and the fused kernel's tiles
+ * (block_m = BM query rows, block_n = BN key rows, each >= 1). */
+CLATTN_API int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
+                                          size_t block_m, size_t block_n,
+                                          clattn_causal_blocks *out);
+
+/* --------------------------------------- Q3 intensity, roofline, summary */
+
+/* One problem: the shape and what the paths' costs depend on. */
+typedef struct clattn_model_problem {
+    clattn_shape shape;
+    clattn_causal causal;
+    size_t block_m, block_n;        /* the fused kernel's tiles */
+    uint64_t naive_workspace_bytes; /* CLBlast's temporaries and any other
+                                     * workspace of the naive path */
+    uint64_t fused_workspace_bytes; /* workspace of the fused path */
+} clattn_model_problem;
+
+/* Zero shape (to be filled), no causal mask, tiles 64 x 64, no workspace. */
+CLATTN_API void clattn_model_default_problem(clattn_model_problem *problem);
+
+typedef enum clattn_bound {
+    CLATTN_BOUND_UNKNOWN = 0, /* bandwidth or peak unknown */
+    CLATTN_BOUND_MEMORY = 1,
+    CLATTN_BOUND_COMPUTE = 2,
+} clattn_bound;
+
+/* "unknown", "memory", "compute". */
+CLATTN_API const char *clattn_bound_name(clattn_bound bound);
+
+/* The cost of one path for one problem, all heads, causal mask applied. */
+typedef struct clattn_path_estimate {
+    uint64_t bytes;          /* traffic; the naive path's ignores the mask */
+    double flops;            /* 4*d per computed (query, key) pair */
+    double intensity;        /* flops / bytes, FLOP/byte */
+    unsigned launches;       /* kernel launches: naive 3 (QK^T, softmax, PV), fused 1 */
+    double memory_time_s;    /* bytes / bandwidth (0 if unknown) */
+    double compute_time_s;   /* flops / peak (0 if unknown) */
+    double time_s;           /* max(memory, compute) + launches * latency,
+                              * 0 if bandwidth or peak is unknown */
+    clattn_bound bound;      /* which roof the time comes from */
+    clattn_memory_plan memory;
+    clattn_fit fit;
+} clattn_path_estimate;
+
+/* Everything the model says about one problem on one device. */
+typedef struct clattn_prediction {
+    clattn_traffic traffic;        /* Q1: mask-free, per head and all heads */
+    clattn_causal_blocks blocks;   /* Q4: for problem->causal and its tiles */
+    clattn_path_estimate naive;
+    clattn_path_estimate fused;
+    double ridge;                  /* peak / bandwidth, FLOP/byte (0 if unknown) */
+    double naive_intensity_limit;  /* d / e: where the naive path's intensity
+                                    * saturates as N grows (fused: unbounded) */
+    uint64_t naive_compute_len;    /* smallest N = Nq = Nk at which the mask-free
+                                    * naive path reaches the ridge; 0 if never
+                                    * (ridge >= d/e), unknown, or beyond 2^61 */
+    uint64_t fused_compute_len;    /* the same for the fused path (seed: 400) */
+    double causal_speedup;         /* fused time without / with the mask on the
+                                    * roofline: 1 with no mask, 0 if unknown */
+} clattn_prediction;
+
+/* Fills `out` for `problem` on `dev` (figures may be 0 = unknown).
+ * CLATTN_EINVAL on a bad problem, CLATTN_EOVERFLOW when a count overflows. */
+CLATTN_API int clattn_model_predict(const clattn_model_problem *problem,
+                                    const clattn_model_device *dev, clattn_prediction *out);
 
 #ifdef __cplusplus
 }
