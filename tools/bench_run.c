@@ -1,0 +1,334 @@
+/*
+ * clattn bench: one row on the device. The model is consulted first, so a
+ * row predicted not to fit is reported without allocating anything; a row
+ * that runs gets a poisoned verification run (which also builds its kernels),
+ * the check, and then timed repetitions, each one call of clattn_attention_cl
+ * between clFinish and a host clock (never a returned event: CLBlast's event
+ * belongs to a helper kernel, not the GEMM).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+
+#define MIN_REPS 3
+#define MAX_REPS 10000
+
+void bench_model_device(const bench_device *dev, clattn_model_device *out)
+{
+    clattn_model_default_device(out);
+    out->capacity_bytes = (uint64_t)dev->ceil.global_mem_bytes.value;
+    out->max_alloc_bytes = (uint64_t)dev->ceil.max_alloc_bytes.value;
+    out->cache_bytes = (uint64_t)dev->ceil.cache_bytes.value;
+    out->bandwidth = dev->ceil.bandwidth.value;
+    out->peak_flops = dev->peak.value;
+    out->launch_latency_s = dev->ceil.launch_latency_s.value;
+}
+
+/* "S 8 GiB > max alloc 2 GiB", "peak 16.3 GiB > memory 4.19 GiB", or both. */
+static void describe_oom(const clattn_memory_plan *plan, const clattn_model_device *md,
+                         char *out, size_t cap)
+{
+    char a[32], b[32], c[32], d[32];
+    cli_fmt_bytes(plan->largest_bytes, a, sizeof a);
+    cli_fmt_bytes(md->max_alloc_bytes, b, sizeof b);
+    cli_fmt_bytes(plan->peak_bytes, c, sizeof c);
+    cli_fmt_bytes(md->capacity_bytes, d, sizeof d);
+    int over_alloc = md->max_alloc_bytes && plan->largest_bytes > md->max_alloc_bytes;
+    int over_cap = md->capacity_bytes && plan->peak_bytes > md->capacity_bytes;
+    if (over_alloc && over_cap)
+        snprintf(out, cap, "%s %s > max alloc %s; peak %s > memory %s", plan->largest_name, a,
+                 b, c, d);
+    else if (over_alloc)
+        snprintf(out, cap, "%s %s > max alloc %s", plan->largest_name, a, b);
+    else
+        snprintf(out, cap, "peak %s > memory %s", c, d);
+}
+
+int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
+{
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = row->causal;
+    opts.path = row->path;
+    int rc = clattn_fused_tiles(ctx, &row->shape, &opts, &row->block_m, &row->block_n, NULL);
+    if (rc < 0)
+        return rc;
+    clattn_model_problem problem;
+    clattn_model_default_problem(&problem);
+    problem.shape = row->shape;
+    problem.causal = row->causal;
+    problem.block_m = row->block_m;
+    problem.block_n = row->block_n;
+    clattn_model_device md;
+    bench_model_device(dev, &md);
+    clattn_prediction pred;
+    rc = clattn_model_predict(&problem, &md, &pred);
+    if (rc < 0)
+        return rc;
+    const int fused = row->path == CLATTN_PATH_FUSED;
+    const clattn_path_estimate *est = fused ? &pred.fused : &pred.naive;
+    row->model_flops = est->flops;
+    row->model_bytes = est->bytes;
+    row->intensity = est->intensity;
+    row->pred_s = est->time_s;
+    row->pred_memory_s = est->memory_time_s;
+    row->pred_compute_s = est->compute_time_s;
+    row->bound = est->bound;
+    row->mem_predicted = est->memory.peak_bytes;
+    const clattn_shape *s = &row->shape;
+    row->useful_flops = 4.0 * (double)s->head_dim * (double)s->batch * (double)s->heads *
+                        (double)pred.blocks.visible_pairs;
+    row->visited_blocks = pred.blocks.visited_blocks;
+    row->total_blocks = pred.blocks.total_blocks;
+    if (row->causal != CLATTN_CAUSAL_NONE) {
+        /* The naive path materialises the whole S whatever the mask, so the
+         * model expects no gain there. */
+        row->speedup_ideal = fused && pred.blocks.visited_blocks
+            ? (double)pred.blocks.total_blocks / (double)pred.blocks.visited_blocks : 1.0;
+        row->speedup_roofline = fused ? pred.causal_speedup : (est->time_s > 0 ? 1.0 : 0.0);
+    }
+    if (est->fit == CLATTN_FIT_OVER_CAPACITY || est->fit == CLATTN_FIT_OVER_MAX_ALLOC) {
+        row->predicted_oom = 1;
+        describe_oom(&est->memory, &md, row->detail, sizeof row->detail);
+    }
+    return CLATTN_OK;
+}
+
+int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, char *detail,
+                         size_t cap)
+{
+    const uint64_t e = clattn_dtype_size(shape->dtype);
+    const uint64_t q = clattn_shape_q_elems(shape) * e, kv = clattn_shape_kv_elems(shape) * e;
+    const uint64_t max_alloc = (uint64_t)dev->ceil.max_alloc_bytes.value;
+    const uint64_t global = (uint64_t)dev->ceil.global_mem_bytes.value;
+    char a[32], b[32];
+    if (max_alloc && (q > max_alloc || kv > max_alloc)) {
+        cli_fmt_bytes(q > kv ? q : kv, a, sizeof a);
+        cli_fmt_bytes(max_alloc, b, sizeof b);
+        snprintf(detail, cap, "%s %s > max alloc %s", q > kv ? "Q" : "K", a, b);
+        return 1;
+    }
+    if (global && 2 * q + 2 * kv > global) {
+        cli_fmt_bytes(2 * q + 2 * kv, a, sizeof a);
+        cli_fmt_bytes(global, b, sizeof b);
+        snprintf(detail, cap, "Q+K+V+O %s > memory %s", a, b);
+        return 1;
+    }
+    return 0;
+}
+
+void bench_inputs_free(bench_inputs *in)
+{
+    cl_mem *bufs[] = { &in->dout, &in->dv, &in->dk, &in->dq };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        if (*bufs[i])
+            clReleaseMemObject(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+    free(in->q);
+    free(in->k);
+    free(in->v);
+    in->q = in->k = in->v = NULL;
+    bench_check_reset();
+}
+
+int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
+                      bench_inputs *in, char *detail, size_t cap)
+{
+    memset(in, 0, sizeof *in);
+    in->shape = *shape;
+    const size_t e = clattn_dtype_size(shape->dtype);
+    in->q_bytes = clattn_shape_q_elems(shape) * e;
+    in->kv_bytes = clattn_shape_kv_elems(shape) * e;
+    in->q = malloc(in->q_bytes);
+    in->k = malloc(in->kv_bytes);
+    in->v = malloc(in->kv_bytes);
+    if (!in->q || !in->k || !in->v) {
+        snprintf(detail, cap, "no host memory for the inputs");
+        return CLATTN_ENOMEM;
+    }
+    clattn_random_fill(in->q, clattn_shape_q_elems(shape), shape->dtype, seed);
+    clattn_random_fill(in->k, clattn_shape_kv_elems(shape), shape->dtype, seed + 1);
+    clattn_random_fill(in->v, clattn_shape_kv_elems(shape), shape->dtype, seed + 2);
+
+    cl_context cl = clattn_cl_context(ctx);
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    struct {
+        cl_mem *buf;
+        const char *name;
+        size_t bytes;
+        const void *host;
+    } bufs[] = {
+        { &in->dq, "Q", in->q_bytes, in->q },
+        { &in->dk, "K", in->kv_bytes, in->k },
+        { &in->dv, "V", in->kv_bytes, in->v },
+        { &in->dout, "O", in->q_bytes, NULL },
+    };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        cl_int err;
+        cl_mem_flags flags = bufs[i].host ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+        *bufs[i].buf = clCreateBuffer(cl, flags, bufs[i].bytes, NULL, &err);
+        if (err == CL_SUCCESS && bufs[i].host)
+            err = clEnqueueWriteBuffer(queue, *bufs[i].buf, CL_TRUE, 0, bufs[i].bytes,
+                                       bufs[i].host, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            snprintf(detail, cap, "creating or uploading %s (%zu B): OpenCL error %d",
+                     bufs[i].name, bufs[i].bytes, (int)err);
+            return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+                           err == CL_INVALID_BUFFER_SIZE
+                ? CLATTN_EOOM : CLATTN_ECL;
+        }
+    }
+    return CLATTN_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The run failed: record why. A lost context ends the whole bench. */
+static int record_failure(bench_row *row, int rc)
+{
+    char why[256], prior[sizeof row->detail];
+    snprintf(why, sizeof why, "%s", clattn_last_error_detail());
+    snprintf(prior, sizeof prior, "%s", row->detail);
+    if (rc == CLATTN_EWOULDOOM) {
+        /* The library counts what the model here cannot see (CLBlast's
+         * temporary buffers): its verdict stands. */
+        row->status = BENCH_OOM;
+        row->predicted_oom = 1;
+        snprintf(row->detail, sizeof row->detail, "%s", why);
+        return 0;
+    }
+    row->status = row->predicted_oom ? BENCH_OOM_CONFIRMED : BENCH_ERROR;
+    if (row->predicted_oom)
+        snprintf(row->detail, sizeof row->detail, "predicted %.120s; ran anyway: %s%s%.160s", prior,
+                 clattn_error_name(rc), why[0] ? ": " : "", why);
+    else
+        snprintf(row->detail, sizeof row->detail, "%s%s%s", clattn_error_name(rc),
+                 why[0] ? ": " : "", why);
+    return rc == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : 0;
+}
+
+/* One call of the library between clFinish and the host clock. */
+static int timed_call(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
+                      clattn_run_info *info, double *seconds)
+{
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    double t0 = cli_now();
+    int rc = clattn_attention_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout, 0,
+                                 NULL, NULL, info);
+    cl_int err = clFinish(queue);
+    *seconds = cli_now() - t0;
+    if (rc < 0)
+        return rc;
+    /* A failed clFinish after enqueued work means the queue is broken: on
+     * NVIDIA a faulting kernel loses the whole context. */
+    return err == CL_SUCCESS ? CLATTN_OK : CLATTN_EDEVLOST;
+}
+
+/* Repetitions until `target` seconds of timed work, at least MIN_REPS. */
+static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
+                    double target, bench_row *row)
+{
+    size_t cap = 64, n = 0;
+    double *t = malloc(cap * sizeof *t), total = 0;
+    if (!t)
+        return CLATTN_ENOMEM;
+    int rc = CLATTN_OK;
+    while (n < MAX_REPS && (n < MIN_REPS || total < target)) {
+        if (n == cap) {
+            double *grown = realloc(t, 2 * cap * sizeof *t);
+            if (!grown) {
+                rc = CLATTN_ENOMEM;
+                break;
+            }
+            t = grown;
+            cap *= 2;
+        }
+        clattn_run_info info;
+        rc = timed_call(ctx, opts, in, &info, &t[n]);
+        if (rc < 0)
+            break;
+        total += t[n++];
+    }
+    if (rc == CLATTN_OK) {
+        qsort(t, n, sizeof *t, cmp_double);
+        row->reps = (unsigned)n;
+        row->t_min = t[0];
+        row->t_max = t[n - 1];
+        row->t_median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    }
+    free(t);
+    return rc;
+}
+
+static void derive_rates(bench_row *row)
+{
+    const double t = row->t_median;
+    if (!(t > 0))
+        return;
+    row->tflops_model = row->model_flops / t * 1e-12;
+    row->tflops_useful = row->useful_flops / t * 1e-12;
+    row->gbps = (double)row->model_bytes / t * 1e-9;
+    row->ratio = row->pred_s > 0 ? t / row->pred_s : 0;
+}
+
+int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
+                  bench_inputs *in, bench_row *row)
+{
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = row->causal;
+    opts.path = row->path;
+    opts.allow_oom = cfg->confirm_oom;
+    cl_command_queue queue = clattn_cl_queue(ctx);
+
+    /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to
+     * write shows up in the check. */
+    const cl_uchar poison = 0xff;
+    cl_int err = clEnqueueFillBuffer(queue, in->dout, &poison, 1, 0, in->q_bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(queue);
+    if (err != CL_SUCCESS) {
+        row->status = BENCH_ERROR;
+        snprintf(row->detail, sizeof row->detail, "poisoning O: OpenCL error %d", (int)err);
+        return CLATTN_EDEVLOST;
+    }
+    clattn_run_info info;
+    double first;
+    int rc = timed_call(ctx, &opts, in, &info, &first);
+    if (rc < 0)
+        return record_failure(row, rc);
+    snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
+    row->mem_allocated = info.allocated_bytes + 2 * (uint64_t)in->q_bytes +
+                         2 * (uint64_t)in->kv_bytes;
+    if (info.predicted_peak_bytes)
+        row->mem_predicted = info.predicted_peak_bytes;
+
+    rc = bench_check_row(ctx, in, row);
+    if (rc < 0) {
+        row->status = BENCH_ERROR;
+        snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
+                 clattn_last_error_detail());
+        return rc == CLATTN_EDEVLOST ? rc : 0;
+    }
+    double target = cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2);
+    rc = time_row(ctx, &opts, in, target, row);
+    if (rc < 0)
+        return record_failure(row, rc);
+    derive_rates(row);
+    row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
+    if (row->predicted_oom && row->detail[0]) {
+        char prior[sizeof row->detail];
+        snprintf(prior, sizeof prior, "%s", row->detail);
+        snprintf(row->detail, sizeof row->detail, "predicted OOM (%.280s), but it ran", prior);
+    }
+    return CLATTN_OK;
+}
