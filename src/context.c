@@ -155,6 +155,13 @@ static int describe_device(clattn_ctx *ctx)
     ctx->is_nvidia = contains_nocase(vendor, "nvidia");
     ctx->has_fp16 = has_extension(ctx->device, "cl_khr_fp16");
     ctx->has_nv_attrs = has_extension(ctx->device, "cl_nv_device_attribute_query");
+    if (ctx->has_nv_attrs) {
+        /* CL_DEVICE_COMPUTE_CAPABILITY_{MAJOR,MINOR}_NV */
+        cl_uint major = 0, minor = 0;
+        if (!clGetDeviceInfo(ctx->device, 0x4000, sizeof major, &major, NULL) &&
+            !clGetDeviceInfo(ctx->device, 0x4001, sizeof minor, &minor, NULL))
+            ctx->nv_cc = (int)(major * 10 + minor);
+    }
     return CLATTN_OK;
 }
 

@@ -14,6 +14,16 @@ struct program_entry {
     cl_program program;
 };
 
+/* A tuned fused tile (src/tune.c). */
+struct tune_entry {
+    clattn_fused_kernel kernel;
+    clattn_dtype dtype;
+    size_t head_dim;
+    int causal;
+    size_t block_m, block_n;
+};
+#define CLATTN_MAX_TUNED 64
+
 struct clattn_ctx {
     cl_context context;
     cl_command_queue queue;
@@ -23,11 +33,17 @@ struct clattn_ctx {
     int is_nvidia;
     int has_fp16;              /* cl_khr_fp16 advertised */
     int has_nv_attrs;          /* cl_nv_device_attribute_query */
+    int nv_cc;                 /* NVIDIA compute capability x 10 (90 = sm_90), else 0 */
+    int nv_mma_state;          /* tensor-core kernel: 0 untried, 1 builds, -1 failed */
+    char nv_mma_failure[256];  /* why it failed, for the run note */
     cl_ulong global_mem;
     cl_ulong max_alloc;
     cl_ulong local_mem;
     size_t max_wg;
     cl_uint compute_units;
+    struct tune_entry tuned[CLATTN_MAX_TUNED];
+    size_t n_tuned;
+    int tune_loaded;
     struct program_entry *programs;
     size_t n_programs, cap_programs;
 };
@@ -46,6 +62,11 @@ int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
 /* Creates kernel `name` from a cached program (the caller releases it). */
 int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
                       const char *name, cl_kernel *out);
+
+/* Tiles recorded by clattn tune for this device: 1 and the tiles if there
+ * are some, else 0. */
+int clattn_tuned_tiles(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
+                       size_t head_dim, int causal, size_t *block_m, size_t *block_n);
 
 /* Releases every program the context built. */
 void clattn_programs_release(clattn_ctx *ctx);

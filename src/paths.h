@@ -56,8 +56,9 @@ int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 struct fused_config {
     clattn_fused_kernel kernel;
     size_t block_m, block_n, threads_per_row, padded_dim;
+    size_t warps, m_tiles; /* tensor-core kernel: BM = 16 x m_tiles x warps */
 };
-int clattn_fused_config(const clattn_ctx *ctx, const clattn_shape *s,
+int clattn_fused_config(clattn_ctx *ctx, const clattn_shape *s,
                         const clattn_options *opts, struct fused_config *cfg);
 int clattn_fused_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 

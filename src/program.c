@@ -1,7 +1,9 @@
 /* Kernel builds: each (file, options) variant is built once per context and
  * kept until the context closes. Each file of cl/ is a whole program. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -32,6 +34,47 @@ static void attach_build_log(clattn_ctx *ctx, cl_program prog)
     free(log);
 }
 
+/* Developer aid: with $CLATTN_BUILD_LOG_DIR set, every build's options and
+ * log (e.g. NVIDIA's -cl-nv-verbose register report) go to a file there. */
+static void save_build_log(clattn_ctx *ctx, cl_program prog, const char *file,
+                           const char *options)
+{
+    const char *dir = getenv("CLATTN_BUILD_LOG_DIR");
+    if (!dir || !*dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/build-%ld-%03zu-%s.log", dir, (long)getpid(), ctx->n_programs,
+             file);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    size_t len = 0;
+    char *log = NULL;
+    if (!clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) && len &&
+        (log = malloc(len + 1)) &&
+        !clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL)) {
+        log[len] = '\0';
+    }
+    fprintf(f, "file: %s\noptions: %s\n%s\n", file, options, log ? log : "");
+    free(log);
+    fclose(f);
+    /* The program binary too: PTX text on NVIDIA, for ptxas / cuobjdump. */
+    size_t bin_len = 0;
+    unsigned char *bin = NULL;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof bin_len, &bin_len, NULL) ||
+        !bin_len || !(bin = malloc(bin_len)))
+        return;
+    if (!clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL)) {
+        snprintf(path, sizeof path, "%s/build-%ld-%03zu-%s.bin", dir, (long)getpid(),
+                 ctx->n_programs, file);
+        if ((f = fopen(path, "wb"))) {
+            fwrite(bin, 1, bin_len, f);
+            fclose(f);
+        }
+    }
+    free(bin);
+}
+
 static int build(clattn_ctx *ctx, const char *file, const char *options, cl_program *out)
 {
     char *body = NULL;
@@ -44,7 +87,12 @@ static int build(clattn_ctx *ctx, const char *file, const char *options, cl_prog
     free(body);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "clCreateProgramWithSource");
-    err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose). */
+    char all_options[1024];
+    const char *extra = getenv("CLATTN_BUILD_OPTIONS");
+    snprintf(all_options, sizeof all_options, "%s %s", options, extra ? extra : "");
+    err = clBuildProgram(prog, 1, &ctx->device, all_options, NULL, NULL);
+    save_build_log(ctx, prog, file, all_options);
     if (err != CL_SUCCESS) {
         rc = clattn_fail(CLATTN_EBUILD, "building %s with \"%s\" on %s -> %s (%d)", file,
                          options, ctx->name, clattn_cl_status_name(err), (int)err);

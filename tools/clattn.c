@@ -15,6 +15,7 @@ static const struct {
     { "run", cmd_run, "attention on .npy files" },
     { "verify", cmd_verify, "naive and fused paths against the CPU reference" },
     { "bench", cmd_bench, "naive vs fused, predicted vs measured" },
+    { "tune", cmd_tune, "time the fused kernel's tiles and keep the fastest per device" },
 };
 
 static void usage(FILE *f)

@@ -8,5 +8,6 @@ int cmd_predict(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

@@ -135,10 +135,12 @@ typedef struct clattn_options {
                         * will not fit (to confirm the prediction) */
     int use_clblast;   /* nonzero (default): CLBlast GEMMs on the naive path
                         * where it supports the dtype on the device */
+    size_t block_m;    /* fused query rows per work-group; 0: tuned or default */
+    size_t block_n;    /* fused keys per block; 0: tuned or default */
 } clattn_options;
 
 /* Fills `opts` with defaults: no causal mask, scale 1/sqrt(d), path AUTO,
- * fused kernel AUTO, allow_oom 0, use_clblast 1. */
+ * fused kernel AUTO, allow_oom 0, use_clblast 1, tiles chosen by the library. */
 CLATTN_API void clattn_default_options(clattn_options *opts);
 
 /* What a run did (filled by the attention functions when non-NULL). */
@@ -217,6 +219,14 @@ CLATTN_API int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape,
 CLATTN_API int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape,
                                   const clattn_options *opts, size_t *block_m,
                                   size_t *block_n, clattn_fused_kernel *kernel);
+
+/* Records the fastest fused tiles for (kernel, dtype, d, causal) on the
+ * context's device (clattn tune measures them): the context uses them from
+ * now on, and they are saved under the user's cache directory for later
+ * contexts on the same device and driver. */
+CLATTN_API int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel,
+                                  clattn_dtype dtype, size_t head_dim, int causal,
+                                  size_t block_m, size_t block_n);
 
 /* ---------------------------------------------------------- CPU reference */
 

@@ -1,0 +1,225 @@
+/*
+ * clattn tune: times the fused kernel's tile candidates for each head dim on
+ * the device and records the fastest, so later runs on this device use it
+ * (clattn_tune_record). Timing uses the kernel's own profiling event: the
+ * fused path is one kernel.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+struct tile { size_t bm, bn; };
+
+static const struct tile nv_mma_tiles[] = {
+    { 64, 32 }, { 64, 64 }, { 64, 128 }, { 128, 32 }, { 128, 64 }, { 128, 128 },
+    { 256, 32 }, { 256, 64 },
+};
+static const struct tile portable_tiles[] = {
+    { 16, 16 }, { 32, 16 }, { 32, 32 }, { 64, 32 }, { 64, 64 },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
+            "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
+            "                   [--no-save]\n"
+            "Times every fused tile candidate per head dim (median of repetitions, kernel\n"
+            "profiling events) and records the fastest for this device, unless --no-save.\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median kernel time of one configuration in seconds, after one untimed
+ * run (which also builds the variant); < 0 when the configuration fails. */
+static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
+                          cl_mem q, cl_mem k, cl_mem v, cl_mem out, double budget)
+{
+    enum { MAX_REPS = 50, MIN_REPS = 3 };
+    double times[MAX_REPS], spent = 0;
+    int n = 0;
+    if (clattn_attention_cl(ctx, s, o, q, k, v, out, 0, NULL, NULL, NULL) < 0 ||
+        clFinish(clattn_cl_queue(ctx)) != CL_SUCCESS)
+        return -1;
+    while (n < MAX_REPS && (n < MIN_REPS || spent < budget)) {
+        cl_event ev = NULL;
+        cl_ulong t0 = 0, t1 = 0;
+        if (clattn_attention_cl(ctx, s, o, q, k, v, out, 0, NULL, &ev, NULL) < 0)
+            return -1;
+        cl_int err = clWaitForEvents(1, &ev);
+        err |= clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        err |= clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        clReleaseEvent(ev);
+        if (err != CL_SUCCESS)
+            return -1;
+        times[n] = (double)(t1 - t0) * 1e-9;
+        spent += times[n++];
+    }
+    qsort(times, (size_t)n, sizeof times[0], cmp_double);
+    return times[n / 2];
+}
+
+/* Causal FLOPs count only visible (query, key) pairs. */
+static double attention_flops(const clattn_shape *s, int causal)
+{
+    double pairs = (double)s->q_len * (double)s->kv_len;
+    if (causal)
+        pairs = (double)s->q_len * ((double)s->q_len + 1) / 2; /* Nq == Nk here */
+    return 4.0 * (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
+}
+
+/* Tunes one (d, causal): returns 0 and prints a row per candidate. */
+static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, double budget, int save)
+{
+    const size_t e = clattn_dtype_size(s->dtype);
+    const size_t q_bytes = clattn_shape_q_elems(s) * e;
+    cl_int err;
+    cl_mem b[4];
+    for (int i = 0; i < 4; i++) {
+        b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, q_bytes, NULL, &err);
+        if (err != CL_SUCCESS) {
+            cli_error("cannot allocate %zu bytes", q_bytes);
+            while (i--)
+                clReleaseMemObject(b[i]);
+            return -1;
+        }
+    }
+    /* Random inputs: a constant pattern would flatter nothing here, but the
+     * softmax path's work must be real. */
+    void *host = malloc(q_bytes);
+    for (int i = 0; i < 3 && host; i++) {
+        clattn_random_fill(host, clattn_shape_q_elems(s), s->dtype, 11 + (uint64_t)i);
+        clEnqueueWriteBuffer(clattn_cl_queue(ctx), b[i], CL_TRUE, 0, q_bytes, host, 0, NULL, NULL);
+    }
+    free(host);
+    clattn_options o;
+    clattn_default_options(&o);
+    o.path = CLATTN_PATH_FUSED;
+    o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
+    clattn_fused_kernel kernel = CLATTN_FUSED_PORTABLE;
+    size_t bm0, bn0;
+    if (clattn_fused_tiles(ctx, s, &o, &bm0, &bn0, &kernel) < 0)
+        kernel = CLATTN_FUSED_PORTABLE;
+    const struct tile *tiles = kernel == CLATTN_FUSED_NV_MMA ? nv_mma_tiles : portable_tiles;
+    size_t n_tiles = kernel == CLATTN_FUSED_NV_MMA
+        ? sizeof nv_mma_tiles / sizeof nv_mma_tiles[0]
+        : sizeof portable_tiles / sizeof portable_tiles[0];
+    const double flops = attention_flops(s, causal);
+    double best = 0;
+    struct tile best_tile = { 0, 0 };
+    for (size_t i = 0; i < n_tiles; i++) {
+        o.fused_kernel = kernel;
+        o.block_m = tiles[i].bm;
+        o.block_n = tiles[i].bn;
+        printf("d=%-4zu %-6s %-9s %4zux%-4zu ", s->head_dim, causal ? "causal" : "full",
+               kernel == CLATTN_FUSED_NV_MMA ? "nv-mma" : "portable", tiles[i].bm, tiles[i].bn);
+        /* A fast wrong tile must never win: check it first on a shape that
+         * is not a multiple of it, with grouped heads and the same mask. */
+        clattn_shape small = { 1, 4, 2, 2 * tiles[i].bm + 37, 3 * tiles[i].bn + 11,
+                               s->head_dim, s->dtype };
+        clattn_check_result chk;
+        if (clattn_check(ctx, &small, &o, 1234 + i, &chk) < 0 || !chk.passed) {
+            printf("WRONG or failed (rel_l2 %.2e): %s\n", chk.rel_l2, clattn_last_error_detail());
+            continue;
+        }
+        double t = time_config(ctx, s, &o, b[0], b[1], b[2], b[3], budget);
+        if (t < 0) {
+            printf("failed: %s\n", clattn_last_error_detail());
+            continue;
+        }
+        printf("%9.3f ms %9.3f TFLOP/s  (check rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
+               chk.rel_l2,
+               tiles[i].bm == bm0 && tiles[i].bn == bn0 ? "  (current default)" : "");
+        fflush(stdout);
+        if (best == 0 || t < best) {
+            best = t;
+            best_tile = tiles[i];
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        clReleaseMemObject(b[i]);
+    if (best == 0)
+        return -1;
+    printf("best d=%zu %s: %zux%zu, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
+           best_tile.bm, best_tile.bn, flops / best * 1e-12);
+    if (save) {
+        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, best_tile.bm,
+                                    best_tile.bn);
+        if (rc < 0)
+            cli_lib_error("cannot save the tuning result", rc);
+    }
+    return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    static const struct option long_opts[] = {
+        { "device", required_argument, 0, 'D' }, { "causal", required_argument, 0, 'c' },
+        { "dtype", required_argument, 0, 't' },  { "seconds", required_argument, 0, 's' },
+        { "no-save", no_argument, 0, 'n' },      { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    const char *device = NULL;
+    size_t dims[8] = { 64, 128, 256 }, n_dims = 3, batch = 4, heads = 16, len = 4096;
+    int causal_modes = 3, save = 1, opt; /* bit 0: full, bit 1: causal */
+    double budget = 0.3;
+    clattn_dtype dtype = CLATTN_F16;
+    while ((opt = getopt_long(argc, argv, "d:B:H:N:h", long_opts, NULL)) != -1) {
+        int bad = 0;
+        switch (opt) {
+        case 'D': device = optarg; break;
+        case 'd': bad = cli_parse_size_list(optarg, dims, 8, &n_dims); break;
+        case 'B': bad = cli_parse_size(optarg, &batch); break;
+        case 'H': bad = cli_parse_size(optarg, &heads); break;
+        case 'N': bad = cli_parse_size(optarg, &len); break;
+        case 't': bad = cli_parse_dtype(optarg, &dtype); break;
+        case 's': bad = cli_parse_double(optarg, &budget); break;
+        case 'n': save = 0; break;
+        case 'c':
+            if (!strcmp(optarg, "no")) causal_modes = 1;
+            else if (!strcmp(optarg, "yes")) causal_modes = 2;
+            else if (!strcmp(optarg, "both")) causal_modes = 3;
+            else bad = -1;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (bad) {
+            cli_error("bad value '%s' for option -%c", optarg, opt);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s'", argv[optind]);
+        return 2;
+    }
+    clattn_ctx *ctx;
+    if (cli_open(device, &ctx) < 0)
+        return 1;
+    printf("device: %s\nshape: B=%zu H=%zu N=%zu %s\n", clattn_device_name(ctx), batch, heads,
+           len, cli_dtype_name(dtype));
+    int failed = 0;
+    for (size_t i = 0; i < n_dims; i++) {
+        for (int causal = 0; causal < 2; causal++) {
+            if (!(causal_modes & (1 << causal)))
+                continue;
+            clattn_shape s = { batch, heads, heads, len, len, dims[i], dtype };
+            if (clattn_shape_check(&s) < 0) {
+                cli_lib_error("bad shape", CLATTN_EINVAL);
+                failed = 1;
+                continue;
+            }
+            failed |= tune_one(ctx, &s, causal, budget, save) < 0;
+        }
+    }
+    clattn_close(&ctx);
+    return failed;
+}
