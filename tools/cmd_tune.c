@@ -27,9 +27,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
             "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
-            "                   [--no-save]\n"
+            "                   [--tiles BMxBN,...] [--no-check] [--no-save]\n"
             "Times every fused tile candidate per head dim (median of repetitions, kernel\n"
-            "profiling events) and records the fastest for this device, unless --no-save.\n");
+            "profiling events) and records the fastest for this device, unless --no-save.\n"
+            "Each candidate is first checked against the CPU reference; --no-check skips\n"
+            "that (for timing experimental kernels only, and implies --no-save).\n");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -76,8 +78,34 @@ static double attention_flops(const clattn_shape *s, int causal)
     return 4.0 * (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
 }
 
+struct tune_settings {
+    double budget;          /* seconds of timed repetitions per candidate */
+    int save, check;
+    struct tile tiles[16];  /* --tiles, else the kernel's candidate list */
+    size_t n_tiles;
+};
+
+/* Parses "128x64,64x32". */
+static int parse_tiles(const char *s, struct tune_settings *t)
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    t->n_tiles = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t bm, bn;
+        char end;
+        if (t->n_tiles == 16 || sscanf(tok, "%zux%zu%c", &bm, &bn, &end) != 2 || !bm || !bn)
+            return -1;
+        t->tiles[t->n_tiles++] = (struct tile){ bm, bn };
+    }
+    return t->n_tiles ? 0 : -1;
+}
+
 /* Tunes one (d, causal): returns 0 and prints a row per candidate. */
-static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, double budget, int save)
+static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, const struct tune_settings *set)
 {
     const size_t e = clattn_dtype_size(s->dtype);
     const size_t q_bytes = clattn_shape_q_elems(s) * e;
@@ -112,6 +140,10 @@ static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, double budget,
     size_t n_tiles = kernel == CLATTN_FUSED_NV_MMA
         ? sizeof nv_mma_tiles / sizeof nv_mma_tiles[0]
         : sizeof portable_tiles / sizeof portable_tiles[0];
+    if (set->n_tiles) {
+        tiles = set->tiles;
+        n_tiles = set->n_tiles;
+    }
     const double flops = attention_flops(s, causal);
     double best = 0;
     struct tile best_tile = { 0, 0 };
@@ -125,17 +157,18 @@ static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, double budget,
          * is not a multiple of it, with grouped heads and the same mask. */
         clattn_shape small = { 1, 4, 2, 2 * tiles[i].bm + 37, 3 * tiles[i].bn + 11,
                                s->head_dim, s->dtype };
-        clattn_check_result chk;
-        if (clattn_check(ctx, &small, &o, 1234 + i, &chk) < 0 || !chk.passed) {
+        clattn_check_result chk = { .rel_l2 = 0 };
+        if (set->check && (clattn_check(ctx, &small, &o, 1234 + i, &chk) < 0 || !chk.passed)) {
             printf("WRONG or failed (rel_l2 %.2e): %s\n", chk.rel_l2, clattn_last_error_detail());
             continue;
         }
-        double t = time_config(ctx, s, &o, b[0], b[1], b[2], b[3], budget);
+        double t = time_config(ctx, s, &o, b[0], b[1], b[2], b[3], set->budget);
         if (t < 0) {
             printf("failed: %s\n", clattn_last_error_detail());
             continue;
         }
-        printf("%9.3f ms %9.3f TFLOP/s  (check rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
+        printf("%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
+               set->check ? "check" : "NOT CHECKED",
                chk.rel_l2,
                tiles[i].bm == bm0 && tiles[i].bn == bn0 ? "  (current default)" : "");
         fflush(stdout);
@@ -150,7 +183,7 @@ static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, double budget,
         return -1;
     printf("best d=%zu %s: %zux%zu, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
            best_tile.bm, best_tile.bn, flops / best * 1e-12);
-    if (save) {
+    if (set->save && set->check) {
         int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, best_tile.bm,
                                     best_tile.bn);
         if (rc < 0)
@@ -165,12 +198,13 @@ int cmd_tune(int argc, char **argv)
         { "device", required_argument, 0, 'D' }, { "causal", required_argument, 0, 'c' },
         { "dtype", required_argument, 0, 't' },  { "seconds", required_argument, 0, 's' },
         { "no-save", no_argument, 0, 'n' },      { "help", no_argument, 0, 'h' },
+        { "tiles", required_argument, 0, 'T' },  { "no-check", no_argument, 0, 'C' },
         { 0, 0, 0, 0 },
     };
     const char *device = NULL;
     size_t dims[8] = { 64, 128, 256 }, n_dims = 3, batch = 4, heads = 16, len = 4096;
-    int causal_modes = 3, save = 1, opt; /* bit 0: full, bit 1: causal */
-    double budget = 0.3;
+    int causal_modes = 3, opt; /* bit 0: full, bit 1: causal */
+    struct tune_settings set = { .budget = 0.3, .save = 1, .check = 1 };
     clattn_dtype dtype = CLATTN_F16;
     while ((opt = getopt_long(argc, argv, "d:B:H:N:h", long_opts, NULL)) != -1) {
         int bad = 0;
@@ -181,8 +215,10 @@ int cmd_tune(int argc, char **argv)
         case 'H': bad = cli_parse_size(optarg, &heads); break;
         case 'N': bad = cli_parse_size(optarg, &len); break;
         case 't': bad = cli_parse_dtype(optarg, &dtype); break;
-        case 's': bad = cli_parse_double(optarg, &budget); break;
-        case 'n': save = 0; break;
+        case 's': bad = cli_parse_double(optarg, &set.budget); break;
+        case 'n': set.save = 0; break;
+        case 'C': set.check = 0; break;
+        case 'T': bad = parse_tiles(optarg, &set); break;
         case 'c':
             if (!strcmp(optarg, "no")) causal_modes = 1;
             else if (!strcmp(optarg, "yes")) causal_modes = 2;
@@ -217,7 +253,7 @@ int cmd_tune(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            failed |= tune_one(ctx, &s, causal, budget, save) < 0;
+            failed |= tune_one(ctx, &s, causal, &set) < 0;
         }
     }
     clattn_close(&ctx);
