@@ -1,7 +1,6 @@
 /*
- * Small utility kernels: filling buffers with a value (poisoning outputs
- * before a run) or with reproducible pseudo-random numbers (device-generated
- * benchmark inputs). Build options: -DDTYPE_F16 (optional).
+ * Reproducible pseudo-random buffer contents, for device-generated benchmark
+ * inputs. Build options: -DDTYPE_F16 (optional).
  */
 #ifdef DTYPE_F16
 typedef half store_t;
@@ -10,12 +9,6 @@ typedef half store_t;
 typedef float store_t;
 #define STORE(v, p, i) ((p)[i] = (v))
 #endif
-
-__kernel void fill_value(__global store_t *x, const ulong n, const float value)
-{
-    for (size_t i = get_global_id(0); i < n; i += get_global_size(0))
-        STORE(value, x, i);
-}
 
 /* A 32-bit integer hash (xorshift-multiply rounds) of index and seed gives
  * uniform values in [-1, 1): no zeros by construction, no state to carry. */

@@ -182,21 +182,3 @@ out:
     if (bq) clReleaseMemObject(bq);
     return rc;
 }
-
-int clattn_fill_value(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, float value)
-{
-    cl_kernel kern;
-    int rc = clattn_kernel_get(ctx, "util.cl", dtype == CLATTN_F16 ? "-DDTYPE_F16" : "",
-                               "fill_value", &kern);
-    if (rc < 0)
-        return rc;
-    cl_ulong count = n;
-    cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &buf);
-    err |= clSetKernelArg(kern, 1, sizeof count, &count);
-    err |= clSetKernelArg(kern, 2, sizeof value, &value);
-    size_t global = 65536;
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, NULL, 0, NULL, NULL);
-    clReleaseKernel(kern);
-    return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "fill_value");
-}

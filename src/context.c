@@ -242,6 +242,7 @@ void clattn_close(clattn_ctx **pctx)
     if (!pctx || !*pctx)
         return;
     clattn_ctx *ctx = *pctx;
+    clattn_release_workspace(ctx);
     clattn_programs_release(ctx);
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);

@@ -41,6 +41,8 @@ struct clattn_ctx {
     cl_ulong local_mem;
     size_t max_wg;
     cl_uint compute_units;
+    cl_mem scratch[2];         /* the naive path's S and P, kept between calls */
+    size_t scratch_bytes[2];
     struct tune_entry tuned[CLATTN_MAX_TUNED];
     size_t n_tuned;
     int tune_loaded;

@@ -74,6 +74,42 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
     return CLATTN_OK;
 }
 
+/* The S and P buffers stay with the context between calls (as a framework's
+ * caching allocator keeps them): allocating 2 x 8 GiB per call would time the
+ * allocator, not attention. A larger request replaces them; the in-order
+ * queue keeps one call's use ahead of the next one's. */
+static int scratch_get(clattn_ctx *ctx, int which, size_t bytes, cl_mem *out)
+{
+    if (ctx->scratch[which] && ctx->scratch_bytes[which] >= bytes) {
+        *out = ctx->scratch[which];
+        return CLATTN_OK;
+    }
+    if (ctx->scratch[which]) {
+        clReleaseMemObject(ctx->scratch[which]);
+        ctx->scratch[which] = NULL;
+        ctx->scratch_bytes[which] = 0;
+    }
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, which ? "clCreateBuffer(P)" : "clCreateBuffer(S)");
+    ctx->scratch[which] = *out = m;
+    ctx->scratch_bytes[which] = bytes;
+    return CLATTN_OK;
+}
+
+void clattn_release_workspace(clattn_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (ctx->scratch[i])
+            clReleaseMemObject(ctx->scratch[i]);
+        ctx->scratch[i] = NULL;
+        ctx->scratch_bytes[i] = 0;
+    }
+}
+
 int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     const clattn_shape *s = c->shape;
@@ -91,15 +127,12 @@ int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
         if (err != CL_SUCCESS)
             return clattn_fail_cl(err, "clEnqueueBarrierWithWaitList");
     }
-    scores = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        rc = clattn_fail_cl(err, "clCreateBuffer(S)");
-        goto out;
-    }
-    probs = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        rc = clattn_fail_cl(err, "clCreateBuffer(P)");
-        goto out;
+    if ((rc = scratch_get(ctx, 0, bytes, &scores)) < 0 ||
+        (rc = scratch_get(ctx, 1, bytes, &probs)) < 0) {
+        /* Nothing half-held after a failure: an allocation that failed once
+         * would otherwise pin the other buffer's memory. */
+        clattn_release_workspace(ctx);
+        return rc;
     }
     c->info->allocated_bytes = 2 * (uint64_t)bytes;
 
@@ -115,12 +148,5 @@ int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
         if (err != CL_SUCCESS)
             rc = clattn_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
-out:
-    /* Released now, freed by OpenCL once the enqueued work that uses them
-     * completes. */
-    if (probs)
-        clReleaseMemObject(probs);
-    if (scores)
-        clReleaseMemObject(scores);
     return rc;
 }

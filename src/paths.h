@@ -62,7 +62,5 @@ int clattn_fused_config(clattn_ctx *ctx, const clattn_shape *s,
                         const clattn_options *opts, struct fused_config *cfg);
 int clattn_fused_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 
-/* Enqueues the util.cl fill_value kernel over n elements of `buf`. */
-int clattn_fill_value(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, float value);
 
 #endif

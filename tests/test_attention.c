@@ -180,6 +180,38 @@ static void test_predicted_oom(void **state)
     clReleaseMemObject(b);
 }
 
+/* Device-side random inputs cover every element, lie in [-1, 1), are never
+ * zero, and differ between seeds. */
+static void test_device_random_fill(void **state)
+{
+    (void)state;
+    const size_t n = 100003;
+    for (int dt = CLATTN_F32; dt <= CLATTN_F16; dt++) {
+        size_t e = clattn_dtype_size((clattn_dtype)dt);
+        cl_int err;
+        cl_mem b = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, n * e, NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        unsigned char *h = malloc(n * e), *h2 = malloc(n * e);
+        const cl_uchar poison = 0xff;
+        clEnqueueFillBuffer(clattn_cl_queue(ctx), b, &poison, 1, 0, n * e, 0, NULL, NULL);
+        assert_int_equal(clattn_random_fill_cl(ctx, b, n, (clattn_dtype)dt, 7), CLATTN_OK);
+        clEnqueueReadBuffer(clattn_cl_queue(ctx), b, CL_TRUE, 0, n * e, h, 0, NULL, NULL);
+        assert_int_equal(clattn_random_fill_cl(ctx, b, n, (clattn_dtype)dt, 8), CLATTN_OK);
+        clEnqueueReadBuffer(clattn_cl_queue(ctx), b, CL_TRUE, 0, n * e, h2, 0, NULL, NULL);
+        double mean = 0;
+        for (size_t i = 0; i < n; i++) {
+            float x = dt == CLATTN_F16 ? clattn_f16_to_f32(((uint16_t *)h)[i]) : ((float *)h)[i];
+            assert_true(x >= -1.0f && x <= 1.0f && x != 0.0f); /* NaN fails too */
+            mean += x;
+        }
+        assert_true(fabs(mean / (double)n) < 0.01);
+        assert_memory_not_equal(h, h2, n * e);
+        assert_int_equal(clattn_random_fill_cl(ctx, b, n + 1, (clattn_dtype)dt, 7), CLATTN_EINVAL);
+        free(h), free(h2);
+        clReleaseMemObject(b);
+    }
+}
+
 int main(void)
 {
     int rc = clattn_open(&ctx, NULL);
@@ -199,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_host_pointer_api),
         cmocka_unit_test(test_events_and_caller_context),
         cmocka_unit_test(test_predicted_oom),
+        cmocka_unit_test(test_device_random_fill),
     };
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     clattn_close(&ctx);

@@ -151,32 +151,37 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
         snprintf(detail, cap, "no host memory for the inputs");
         return CLATTN_ENOMEM;
     }
-    clattn_random_fill(in->q, clattn_shape_q_elems(shape), shape->dtype, seed);
-    clattn_random_fill(in->k, clattn_shape_kv_elems(shape), shape->dtype, seed + 1);
-    clattn_random_fill(in->v, clattn_shape_kv_elems(shape), shape->dtype, seed + 2);
-
+    /* Inputs are drawn on the device (gigabytes at the seed's N), then read
+     * back once for the CPU reference checks. */
     cl_context cl = clattn_cl_context(ctx);
     cl_command_queue queue = clattn_cl_queue(ctx);
     struct {
         cl_mem *buf;
         const char *name;
         size_t bytes;
-        const void *host;
+        void *host;
+        size_t elems;
     } bufs[] = {
-        { &in->dq, "Q", in->q_bytes, in->q },
-        { &in->dk, "K", in->kv_bytes, in->k },
-        { &in->dv, "V", in->kv_bytes, in->v },
-        { &in->dout, "O", in->q_bytes, NULL },
+        { &in->dq, "Q", in->q_bytes, in->q, clattn_shape_q_elems(shape) },
+        { &in->dk, "K", in->kv_bytes, in->k, clattn_shape_kv_elems(shape) },
+        { &in->dv, "V", in->kv_bytes, in->v, clattn_shape_kv_elems(shape) },
+        { &in->dout, "O", in->q_bytes, NULL, 0 },
     };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         cl_int err;
-        cl_mem_flags flags = bufs[i].host ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
-        *bufs[i].buf = clCreateBuffer(cl, flags, bufs[i].bytes, NULL, &err);
-        if (err == CL_SUCCESS && bufs[i].host)
-            err = clEnqueueWriteBuffer(queue, *bufs[i].buf, CL_TRUE, 0, bufs[i].bytes,
-                                       bufs[i].host, 0, NULL, NULL);
+        *bufs[i].buf = clCreateBuffer(cl, CL_MEM_READ_WRITE, bufs[i].bytes, NULL, &err);
+        if (err == CL_SUCCESS && bufs[i].host) {
+            int rc = clattn_random_fill_cl(ctx, *bufs[i].buf, bufs[i].elems, shape->dtype,
+                                           (uint32_t)(seed * 3 + i));
+            if (rc < 0) {
+                snprintf(detail, cap, "filling %s: %s", bufs[i].name, clattn_last_error_detail());
+                return rc;
+            }
+            err = clEnqueueReadBuffer(queue, *bufs[i].buf, CL_TRUE, 0, bufs[i].bytes,
+                                      bufs[i].host, 0, NULL, NULL);
+        }
         if (err != CL_SUCCESS) {
-            snprintf(detail, cap, "creating or uploading %s (%zu B): OpenCL error %d",
+            snprintf(detail, cap, "creating or filling %s (%zu B): OpenCL error %d",
                      bufs[i].name, bufs[i].bytes, (int)err);
             return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
                            err == CL_INVALID_BUFFER_SIZE

@@ -197,14 +197,20 @@ CLATTN_API int clattn_list_devices(clattn_device_entry *entries, size_t cap, siz
 /* Enqueues attention on caller-owned buffers q, k, v (read) and o (written),
  * laid out as described above in shape->dtype. Waits for `wait_list`; when
  * `done` is non-NULL it receives an event that completes when O is written.
- * Temporary buffers (the naive path's S and P) are released when the work
- * completes. `opts` may be NULL (defaults). Before allocating anything the
+ * The naive path's S and P buffers stay allocated in the context for the
+ * next call (clattn_release_workspace() frees them). `opts` may be NULL (defaults). Before allocating anything the
  * chosen path's memory is predicted and CLATTN_EWOULDOOM returned if it does
  * not fit the device (unless opts->allow_oom). */
 CLATTN_API int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape,
                                    const clattn_options *opts, cl_mem q, cl_mem k, cl_mem v,
                                    cl_mem o, cl_uint num_wait, const cl_event *wait_list,
                                    cl_event *done, clattn_run_info *info);
+
+/* Frees the naive path's score buffers, which the context keeps between
+ * calls so that repeated calls do not pay for allocating them. Call it to
+ * give the memory back; the next naive call allocates again. NULL-safe.
+ * The work already enqueued keeps what it uses until it completes. */
+CLATTN_API void clattn_release_workspace(clattn_ctx *ctx);
 
 /* Host-memory convenience: copies q, k, v to the device, runs, copies O back
  * into `o`, and waits. Arrays hold elements of shape->dtype (uint16_t bits
@@ -271,6 +277,13 @@ CLATTN_API int clattn_check(clattn_ctx *ctx, const clattn_shape *shape,
 /* Fills `n` elements of `dtype` with uniform random values in [-1, 1) drawn
  * from `seed` (never zero). */
 CLATTN_API void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed);
+
+/* Enqueues a device-side fill of `n` elements of `buf` with uniform values in
+ * [-1, 1) (odd multiples of 2^-24 before rounding to dtype, so never zero),
+ * a hash of the index and `seed`. For benchmark inputs too large to upload;
+ * the values differ from clattn_random_fill()'s. */
+CLATTN_API int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype,
+                                     uint32_t seed);
 
 /* IEEE half <-> float conversions (round to nearest even), for callers that
  * prepare fp16 data on the host. */
