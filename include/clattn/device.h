@@ -41,9 +41,189 @@ typedef struct clattn_ceilings {
 } clattn_ceilings;
 
 /* The best figures known for the context's device: measured ones (from the
- * per-device file clattn devices --measure saves) where present, else vendor
- * attribute, table or reported values. */
+ * per-device file clattn devices --measure saves; a quick measurement is
+ * ignored) where present, else vendor attribute, table or reported values:
+ *   global_mem_bytes, max_alloc_bytes: reported;
+ *   cache_bytes: measured knee, else the built-in table (known devices' L2 or
+ *     Infinity Cache), else CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (reported; on
+ *     NVIDIA that is the SMs' L1, far below the L2);
+ *   bandwidth, flops_f32: measured, else table, else NONE;
+ *   flops_f16: table (the matrix units' rate), else measured (the half-vector
+ *     rate: a different thing where matrix units exist), else NONE;
+ *   launch_latency_s: measured, else NONE.
+ * Never fails for want of a measurement. Thread-safe. */
 CLATTN_API int clattn_device_ceilings(clattn_ctx *ctx, clattn_ceilings *out);
+
+/* Like clattn_device_ceilings, for any device without opening a context. */
+CLATTN_API int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out);
+
+/* ------------------------------------------------------------- properties */
+
+typedef enum clattn_vendor {
+    CLATTN_VENDOR_OTHER = 0,
+    CLATTN_VENDOR_NVIDIA = 1,
+    CLATTN_VENDOR_AMD = 2,
+    CLATTN_VENDOR_INTEL = 3,
+} clattn_vendor;
+
+/* What a device reports. Every number comes from clGetDeviceInfo (source
+ * "reported") except the vendor blocks ("vendor attribute") and fp16_builds
+ * (a probe kernel compiled on the device). A vendor block's fields are valid
+ * when its `present` is nonzero; within it a 0 means the attribute did not
+ * answer. */
+typedef struct clattn_device_props {
+    char name[256];
+    char vendor[128];
+    char driver_version[128];
+    char version[128];          /* CL_DEVICE_VERSION, "OpenCL 3.0 CUDA" */
+    char opencl_c_version[128]; /* "OpenCL C 1.2 ..." */
+    char platform_name[128];
+    char platform_version[256];
+    cl_device_type type;
+    clattn_vendor vendor_id;
+    int cl_major, cl_minor;     /* parsed from `version` */
+    uint32_t compute_units;
+    uint32_t clock_mhz;
+    uint64_t global_mem_bytes;
+    uint64_t max_alloc_bytes;
+    uint64_t local_mem_bytes;
+    uint64_t global_cache_bytes;   /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE as reported */
+    uint32_t global_cache_line_bytes;
+    int global_cache_is_l1;        /* nonzero on NVIDIA: the figure is SMs x L1,
+                                    * not the L2 */
+    size_t max_work_group_size;
+    int fp16_advertised;           /* cl_khr_fp16 in the extensions */
+    int fp16_builds;               /* 1: half arithmetic compiled under
+                                    * cl_khr_fp16, 0: it did not, -1: not tried */
+    int subgroups_khr;             /* cl_khr_subgroups */
+    int subgroups_intel;           /* cl_intel_subgroups */
+    uint32_t max_sub_groups;       /* CL_DEVICE_MAX_NUM_SUB_GROUPS (OpenCL 2.1+),
+                                    * 0 below 2.1 or when none */
+    struct {
+        int present;               /* cl_nv_device_attribute_query */
+        uint32_t cc_major, cc_minor;
+        uint32_t registers_per_block;
+        uint32_t warp_size;
+        uint64_t shared_mem_per_sm; /* attribute 0x400b, 0 if it did not answer */
+    } nv;
+    struct {
+        int present;               /* cl_amd_device_attribute_query */
+        char board_name[128];
+        uint32_t wavefront_width;
+        uint64_t free_mem_bytes;
+    } amd;
+    struct {
+        int present;               /* cl_intel_device_attribute_query */
+        uint32_t slices;
+        uint32_t sub_slices_per_slice;
+        uint32_t eus_per_sub_slice;
+        uint32_t threads_per_eu;
+    } intel;
+} clattn_device_props;
+
+/* Fills *out with what `dev` reports. Creates a short-lived context on the
+ * device to compile the fp16 probe kernel (tens of milliseconds). Returns
+ * CLATTN_EINVAL for NULL arguments and CLATTN_ECL when the device does not
+ * answer. Thread-safe. */
+CLATTN_API int clattn_device_query(cl_device_id dev, clattn_device_props *out);
+
+/* ------------------------------------------------------------ measurement */
+
+/* Median and spread of repeated timings of one figure. */
+typedef struct clattn_stat {
+    double median, min, max;
+    uint32_t samples; /* 0: not measured */
+} clattn_stat;
+
+/* Called between steps of clattn_measure: `stage` names the step
+ * ("bandwidth, 1024 MiB copy", "cache sweep, 48 MiB", ...), `fraction` is the
+ * share done, 0..1. */
+typedef void (*clattn_progress_fn)(void *user, const char *stage, double fraction);
+
+typedef struct clattn_measure_options {
+    uint32_t repetitions;      /* timed runs per figure after an untimed
+                                * warm-up; median and min-max are reported */
+    double run_seconds;        /* work per timed run is scaled to last about
+                                * this long; 0: automatic (GPU 5 ms, CPU 20 ms) */
+    uint64_t bandwidth_bytes;  /* each of the copy's two buffers; 0: min(1 GiB,
+                                * max alloc / 2, global / 8), 16 MiB if quick */
+    int sweep;                 /* nonzero: sweep the working set to find the
+                                * last-level cache */
+    uint64_t sweep_min_bytes;  /* 0: 256 KiB */
+    uint64_t sweep_max_bytes;  /* 0: 16 x the expected cache, within the
+                                * device's allocation limits */
+    int quick;                 /* nonzero: small buffers and 3 repetitions, a
+                                * smoke test lasting seconds; figures are rough
+                                * (clattn_device_ceilings ignores them) */
+    clattn_progress_fn progress; /* may be NULL */
+    void *progress_user;
+} clattn_measure_options;
+
+/* Defaults: 7 repetitions, automatic sizes and run length, sweep on, not
+ * quick, no progress callback. */
+CLATTN_API void clattn_default_measure_options(clattn_measure_options *opts);
+
+#define CLATTN_SWEEP_MAX 64
+
+typedef struct clattn_sweep_point {
+    uint64_t footprint_bytes;  /* bytes read over and over */
+    clattn_stat bandwidth;     /* read bytes/s */
+} clattn_sweep_point;
+
+/* Ceilings measured on one device. The identity strings key the saved file. */
+typedef struct clattn_measurement {
+    char device_name[256];      /* CL_DEVICE_NAME */
+    char driver_version[128];   /* CL_DRIVER_VERSION */
+    char platform_version[256]; /* CL_PLATFORM_VERSION */
+    int64_t unix_time;          /* when it was measured */
+    int quick;                  /* measured with the quick option */
+    uint64_t bandwidth_buffer_bytes;
+    clattn_stat bandwidth;      /* bytes/s, read + write, float4 copy */
+    clattn_stat flops_f32;      /* FLOP/s, independent fp32 FMA chains */
+    clattn_stat flops_f16;      /* FLOP/s, half-vector multiply-add chains
+                                 * (half2 on GPUs); samples 0 when half
+                                 * arithmetic does not build (n/a) */
+    clattn_stat launch_latency_s;   /* per launch, many empty kernels queued
+                                     * back to back, then clFinish */
+    clattn_stat launch_roundtrip_s; /* one empty kernel, then clFinish */
+    uint32_t n_sweep;
+    clattn_sweep_point sweep[CLATTN_SWEEP_MAX];
+    double sweep_plateau;       /* read bytes/s in the cache, before the fall */
+    double sweep_floor;         /* read bytes/s at the largest footprints */
+    uint64_t cache_bytes;       /* the knee: footprint where the bandwidth is
+                                 * halfway (geometric) between plateau and
+                                 * floor, after 4 extra footprints around it;
+                                 * 0 when no fall was found */
+    double seconds;             /* wall time clattn_measure took */
+} clattn_measurement;
+
+/* Measures the context's device: memory bandwidth, fp32 and fp16 FMA rates,
+ * launch latency and (opts->sweep) the last-level cache by a working-set
+ * sweep. Each figure: an untimed warm-up, work scaled to opts->run_seconds,
+ * then opts->repetitions timed runs (median, min-max). Allocates device
+ * buffers while it runs: 2 x bandwidth_bytes, then the largest sweep
+ * footprint. `opts` may be NULL (defaults). Timing uses profiling events when
+ * the queue has profiling enabled, else clFinish and a host clock. About 2 s
+ * on an H200, under ~10 s on PoCL with 2 cores. Uses the context's queue, so
+ * not concurrently with other work on the same context. Never prints: stages
+ * go to opts->progress. */
+CLATTN_API int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
+                              clattn_measurement *out);
+
+/* Writes `m` to the per-device file (see clattn_measure_path), atomically
+ * (temporary file and rename), creating the directory. CLATTN_EIO on a file
+ * system failure. */
+CLATTN_API int clattn_measure_save(const clattn_measurement *m);
+
+/* Reads the saved measurement of `dev`. CLATTN_EIO when there is none (or it
+ * cannot be read), CLATTN_EFORMAT when it is malformed or belongs to another
+ * device or driver. */
+CLATTN_API int clattn_measure_load(cl_device_id dev, clattn_measurement *out);
+
+/* The file measurements of `dev` are saved in: $XDG_CACHE_HOME/clattn (or
+ * ~/.cache/clattn) / <device name>-<hash of name, driver, platform version>.txt.
+ * CLATTN_EOVERFLOW if it does not fit `cap`, CLATTN_EIO without a home. */
+CLATTN_API int clattn_measure_path(cl_device_id dev, char *path, size_t cap);
 
 #ifdef __cplusplus
 }
