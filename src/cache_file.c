@@ -53,21 +53,13 @@ static void device_string(cl_device_id dev, cl_device_info what, char *buf, size
     buf[cap - 1] = '\0';
 }
 
-int clattn_cache_path(cl_device_id dev, const char *prefix, char *path, size_t cap)
+int clattn_cache_path_for(const char *prefix, const char *name, const char *driver,
+                          const char *platform_version, char *path, size_t cap)
 {
-    char dir[4096], name[256], driver[256], platform_version[256], stem[49];
+    char dir[4096], stem[49];
     int rc = clattn_cache_dir(dir, sizeof dir);
     if (rc)
         return rc;
-    cl_platform_id platform = NULL;
-    device_string(dev, CL_DEVICE_NAME, name, sizeof name);
-    device_string(dev, CL_DRIVER_VERSION, driver, sizeof driver);
-    platform_version[0] = '\0';
-    if (clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) ==
-        CL_SUCCESS)
-        clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof platform_version,
-                          platform_version, NULL);
-    platform_version[sizeof platform_version - 1] = '\0';
     /* FNV-1a over the identity strings, each ended by a newline. */
     const char *parts[] = { name, driver, platform_version };
     uint64_t h = 0xcbf29ce484222325ull;
@@ -95,6 +87,21 @@ int clattn_cache_path(cl_device_id dev, const char *prefix, char *path, size_t c
     if (len < 0 || (size_t)len >= cap)
         return clattn_fail(CLATTN_EOVERFLOW, "cache file path longer than %zu", cap);
     return 0;
+}
+
+int clattn_cache_path(cl_device_id dev, const char *prefix, char *path, size_t cap)
+{
+    char name[256], driver[256], platform_version[256];
+    cl_platform_id platform = NULL;
+    device_string(dev, CL_DEVICE_NAME, name, sizeof name);
+    device_string(dev, CL_DRIVER_VERSION, driver, sizeof driver);
+    platform_version[0] = '\0';
+    if (clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) ==
+        CL_SUCCESS)
+        clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof platform_version,
+                          platform_version, NULL);
+    platform_version[sizeof platform_version - 1] = '\0';
+    return clattn_cache_path_for(prefix, name, driver, platform_version, path, cap);
 }
 
 int clattn_cache_write(const char *path, const char *text)

@@ -12,7 +12,11 @@
 /* The cache directory's path (not created). */
 int clattn_cache_dir(char *buf, size_t cap);
 
-/* "<dir>/<prefix><device name, sanitised>-<hash of identity>.txt" */
+/* "<dir>/<prefix><device name, sanitised>-<hash of identity>.txt", the
+ * identity being the device name, driver version and platform version. */
+int clattn_cache_path_for(const char *prefix, const char *name, const char *driver,
+                          const char *platform_version, char *path, size_t cap);
+/* The same for an OpenCL device. */
 int clattn_cache_path(cl_device_id dev, const char *prefix, char *path, size_t cap);
 
 /* Writes `text` to `path` whole or not at all (temporary file, then rename),

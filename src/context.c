@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -65,6 +66,21 @@ static int contains_nocase(const char *hay, const char *needle)
     return n == 0;
 }
 
+/* Besides its name, a device answers to its type ("gpu", "cpu") and its
+ * platform's vendor ("pocl" for "The pocl project"). */
+static int matches_extra(const clattn_device_entry *e, const char *selector)
+{
+    char vendor[128] = "";
+    const char *type = (e->type & CL_DEVICE_TYPE_GPU) ? "gpu"
+                       : (e->type & CL_DEVICE_TYPE_CPU) ? "cpu"
+                       : (e->type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator" : "";
+    if (!strcasecmp(selector, type))
+        return 1;
+    clGetPlatformInfo(e->platform, CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
+    vendor[sizeof vendor - 1] = '\0';
+    return contains_nocase(vendor, selector);
+}
+
 /* A device's capability for the default choice: compute units x clock. */
 static double device_score(cl_device_id dev)
 {
@@ -94,7 +110,7 @@ static int select_device(const char *selector, clattn_device_entry *chosen)
             return CLATTN_OK;
         }
         for (size_t i = 0; i < n; i++) {
-            if (contains_nocase(list[i].name, selector)) {
+            if (contains_nocase(list[i].name, selector) || matches_extra(&list[i], selector)) {
                 *chosen = list[i];
                 return CLATTN_OK;
             }

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_file.h"
 #include "device_query.h"
 #include "internal.h"
 
@@ -659,80 +659,11 @@ int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
 
 /* ------------------------------------------------------------ saved file */
 
-/* $XDG_CACHE_HOME/clattn, or ~/.cache/clattn. */
-static int cache_dir(char *buf, size_t cap)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int len;
-    if (xdg && xdg[0] == '/')
-        len = snprintf(buf, cap, "%s/clattn", xdg);
-    else if (home && home[0])
-        len = snprintf(buf, cap, "%s/.cache/clattn", home);
-    else
-        return clattn_fail(CLATTN_EIO, "no cache directory: neither XDG_CACHE_HOME nor HOME "
-                                       "is set");
-    if (len < 0 || (size_t)len >= cap)
-        return clattn_fail(CLATTN_EOVERFLOW, "cache directory path longer than %zu", cap);
-    return 0;
-}
-
-/* Creates `dir` and its missing parents. */
-static int make_dirs(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1;; p++) {
-        char c = *p;
-        if (c != '/' && c != '\0')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return clattn_fail(CLATTN_EIO, "mkdir %s: %s", path, strerror(errno));
-        *p = c;
-        if (c == '\0')
-            return 0;
-    }
-}
-
-/* 64-bit FNV-1a of the identity strings, each followed by a newline. */
-static uint64_t identity_hash(const clattn_measurement *m)
-{
-    const char *parts[] = { m->device_name, m->driver_version, m->platform_version };
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < 3; i++) {
-        for (const char *s = parts[i]; *s; s++)
-            h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-        h = (h ^ '\n') * 0x100000001b3ull;
-    }
-    return h;
-}
-
-/* <dir>/<device name, letters and digits, '_' between runs>-<hash>.txt */
+/* The measurement file of the device m was taken on (cache_file.c). */
 static int path_for_identity(const clattn_measurement *m, char *path, size_t cap)
 {
-    char dir[4096], stem[49];
-    int rc = cache_dir(dir, sizeof dir);
-    if (rc)
-        return rc;
-    size_t n = 0;
-    for (const char *s = m->device_name; *s && n < sizeof stem - 1; s++) {
-        unsigned char c = (unsigned char)*s;
-        int keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-                   || c == '.' || c == '-';
-        if (keep)
-            stem[n++] = (char)c;
-        else if (n > 0 && stem[n - 1] != '_')
-            stem[n++] = '_';
-    }
-    while (n > 0 && stem[n - 1] == '_')
-        n--;
-    stem[n] = '\0';
-    int len = snprintf(path, cap, "%s/%s-%016llx.txt", dir, n ? stem : "device",
-                       (unsigned long long)identity_hash(m));
-    if (len < 0 || (size_t)len >= cap)
-        return clattn_fail(CLATTN_EOVERFLOW, "measurement path longer than %zu", cap);
-    return 0;
+    return clattn_cache_path_for("", m->device_name, m->driver_version, m->platform_version, path,
+                                 cap);
 }
 
 int clattn_measure_path(cl_device_id dev, char *path, size_t cap)
@@ -786,29 +717,23 @@ int clattn_measure_save(const clattn_measurement *m)
     clattn_clear_error();
     CLATTN_CHECK_ARG(m != NULL);
     CLATTN_CHECK_ARG(m->device_name[0] != '\0');
-    char dir[4096], path[4096 + 64], tmp[4096 + 96];
-    int rc;
-    if ((rc = cache_dir(dir, sizeof dir)) || (rc = make_dirs(dir))
-        || (rc = path_for_identity(m, path, sizeof path)))
+    char path[4096 + 64];
+    int rc = path_for_identity(m, path, sizeof path);
+    if (rc)
         return rc;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f)
-        return clattn_fail(CLATTN_EIO, "open %s: %s", tmp, strerror(errno));
+        return clattn_fail(CLATTN_ENOMEM, "measurement text");
     write_measurement(f, m);
-    int failed = ferror(f) != 0;
-    failed |= fclose(f) != 0;
-    if (failed) {
-        rc = clattn_fail(CLATTN_EIO, "write %s: %s", tmp, strerror(errno));
-        remove(tmp);
-        return rc;
+    if (fclose(f) != 0 || !text) {
+        free(text);
+        return clattn_fail(CLATTN_ENOMEM, "measurement text");
     }
-    if (rename(tmp, path) != 0) {
-        rc = clattn_fail(CLATTN_EIO, "rename %s -> %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
-        return rc;
-    }
-    return 0;
+    rc = clattn_cache_write(path, text);
+    free(text);
+    return rc;
 }
 
 static int parse_stat(const char *v, clattn_stat *s)

@@ -167,6 +167,13 @@ static void test_device_selection(void **state)
         *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
     assert_int_equal(clattn_open(&ctx, sub), CLATTN_OK);
     clattn_close(&ctx);
+    /* The device type selects too. */
+    const char *type = (list[0].type & CL_DEVICE_TYPE_GPU) ? "GPU"
+                       : (list[0].type & CL_DEVICE_TYPE_CPU) ? "cpu" : NULL;
+    if (type) {
+        assert_int_equal(clattn_open(&ctx, type), CLATTN_OK);
+        clattn_close(&ctx);
+    }
     /* $CLATTN_DEVICE is the default selector. */
     setenv("CLATTN_DEVICE", "no-such-device-xyz", 1);
     assert_int_equal(clattn_open(&ctx, NULL), CLATTN_ENODEV);
