@@ -423,10 +423,13 @@ int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out)
             c.bandwidth = figure(m->bandwidth.median, CLATTN_SRC_MEASURED);
         if (m->flops_f32.samples)
             c.flops_f32 = figure(m->flops_f32.median, CLATTN_SRC_MEASURED);
-        /* The measurement is the half-vector rate; a table figure is the
-         * matrix units' rate, which is what flops_f16 means where they exist
-         * (on an H200 the two differ 15-fold). */
-        if (m->flops_f16.samples && c.flops_f16.source != CLATTN_SRC_TABLE)
+        /* flops_f16 is the matrix units' rate where they exist: the measured
+         * mma.sync rate first (what the tensor-core kernels can reach), then
+         * a table's datasheet figure, and the half-vector rate only where
+         * neither exists (on an H200 it is 15 times lower). */
+        if (m->flops_tensor_f16.samples)
+            c.flops_f16 = figure(m->flops_tensor_f16.median, CLATTN_SRC_MEASURED);
+        else if (m->flops_f16.samples && c.flops_f16.source != CLATTN_SRC_TABLE)
             c.flops_f16 = figure(m->flops_f16.median, CLATTN_SRC_MEASURED);
         if (m->launch_latency_s.samples)
             c.launch_latency_s = figure(m->launch_latency_s.median, CLATTN_SRC_MEASURED);

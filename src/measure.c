@@ -270,6 +270,41 @@ release_kernel:
     return rc;
 }
 
+/* Tensor-core rate of mma.sync (fp16 in, fp32 accumulate) on NVIDIA sm_80+,
+ * the roof of the tensor-core kernels; other devices leave *out empty. */
+static int measure_tensor(struct bench *b, clattn_stat *out)
+{
+    if (!b->ctx->is_nvidia || b->ctx->nv_cc < 80)
+        return 0;
+    cl_kernel k = NULL;
+    int rc = clattn_kernel_get(b->ctx, "measure_nv_mma.cl", "", "measure_mma", &k);
+    if (rc == CLATTN_EBUILD) {
+        clattn_clear_error();
+        return 0; /* n/a */
+    }
+    if (rc)
+        return rc;
+    /* 32 warps per compute unit keep every tensor core fed. */
+    const size_t global = (size_t)b->ctx->compute_units * 1024;
+    struct workload w = { k, global, 256, 1, 1, 1, 1u << 24, 0, NULL, NULL };
+    w.units_per_work = (double)(global / 32) * 8 * 4096; /* FLOP per iteration */
+    cl_int err;
+    cl_mem sink = clCreateBuffer(b->ctx->context, CL_MEM_WRITE_ONLY, global * 4, NULL, &err);
+    if (err != CL_SUCCESS) {
+        clReleaseKernel(k);
+        return clattn_fail_cl(err, "clCreateBuffer(measure mma)");
+    }
+    const cl_uint seed = 0x1234u;
+    err = clSetKernelArg(k, 0, sizeof sink, &sink);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 2, sizeof seed, &seed);
+    rc = err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_mma)")
+                           : measure_rate(b, &w, out);
+    clReleaseMemObject(sink);
+    clReleaseKernel(k);
+    return rc;
+}
+
 /* A device buffer of `bytes`, filled so that reads touch real pages. */
 static int filled_buffer(struct bench *b, uint64_t bytes, cl_mem *out)
 {
@@ -596,6 +631,9 @@ static int run_steps(struct bench *b, clattn_measurement *m)
     progress(b, "fp16 FMA rate");
     if ((rc = measure_flops(b, 1, &m->flops_f16)))
         return rc;
+    progress(b, "tensor-core rate");
+    if ((rc = measure_tensor(b, &m->flops_tensor_f16)))
+        return rc;
     b->steps_done++;
     progress(b, "done");
     return 0;
@@ -699,6 +737,7 @@ static void write_measurement(FILE *f, const clattn_measurement *m)
     write_stat(f, "bandwidth", &m->bandwidth);
     write_stat(f, "flops_f32", &m->flops_f32);
     write_stat(f, "flops_f16", &m->flops_f16);
+    write_stat(f, "flops_tensor_f16", &m->flops_tensor_f16);
     write_stat(f, "launch_latency_s", &m->launch_latency_s);
     write_stat(f, "launch_roundtrip_s", &m->launch_roundtrip_s);
     fprintf(f, "sweep_plateau=%.17g\nsweep_floor=%.17g\ncache_bytes=%llu\n", m->sweep_plateau,
@@ -799,6 +838,8 @@ static int parse_line(char *key, const char *v, clattn_measurement *m, int *form
         return parse_stat(v, &m->flops_f32);
     if (!strcmp(key, "flops_f16"))
         return parse_stat(v, &m->flops_f16);
+    if (!strcmp(key, "flops_tensor_f16"))
+        return parse_stat(v, &m->flops_tensor_f16);
     if (!strcmp(key, "launch_latency_s"))
         return parse_stat(v, &m->launch_latency_s);
     if (!strcmp(key, "launch_roundtrip_s"))

@@ -504,6 +504,9 @@ static void print_measurement_text(const clattn_measurement *m, const clattn_cei
                                              ? "vector units; the table's figure is matrix units"
                                              : NULL)
                                       : "half arithmetic does not build");
+    if (m->flops_tensor_f16.samples)
+        measured_row("fp16 tensor (mma.sync)", &m->flops_tensor_f16, 'f', &before->flops_f16,
+                     "m16n8k16, fp32 accumulate: the tensor-core kernels' roof");
     measured_row("launch, queued", &m->launch_latency_s, 's', NULL, "per empty kernel");
     measured_row("launch, round trip", &m->launch_roundtrip_s, 's', NULL,
                  "one empty kernel + clFinish");
@@ -564,6 +567,8 @@ static void print_measurement_json(const clattn_measurement *m, const clattn_cei
     json_stat("flops_f32", &m->flops_f32);
     printf(",\n ");
     json_stat("flops_f16", &m->flops_f16);
+    printf(",\n ");
+    json_stat("flops_tensor_f16", &m->flops_tensor_f16);
     printf(",\n ");
     json_stat("launch_latency_s", &m->launch_latency_s);
     printf(",\n ");

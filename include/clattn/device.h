@@ -183,6 +183,9 @@ typedef struct clattn_measurement {
     clattn_stat flops_f16;      /* FLOP/s, half-vector multiply-add chains
                                  * (half2 on GPUs); samples 0 when half
                                  * arithmetic does not build (n/a) */
+    clattn_stat flops_tensor_f16; /* FLOP/s of mma.sync m16n8k16 (fp16 in, fp32
+                                   * accumulate) on NVIDIA sm_80+; samples 0
+                                   * elsewhere */
     clattn_stat launch_latency_s;   /* per launch, many empty kernels queued
                                      * back to back, then clFinish */
     clattn_stat launch_roundtrip_s; /* one empty kernel, then clFinish */

@@ -1,0 +1,28 @@
+/*
+ * Tensor-core rate on NVIDIA (compute capability >= 8.0): each warp issues
+ * ITERS rounds of 8 independent mma.sync.m16n8k16 (fp16 in, fp32 accumulate)
+ * on register operands, the instruction cl/fused_nv_mma.cl is built from, so
+ * the result is the roof that kernel can reach (below the datasheet's wgmma
+ * rate). 4096 FLOP per mma. Needs the NVIDIA OpenCL compiler (inline PTX).
+ */
+__kernel void measure_mma(__global float *out, const uint iters, const uint seed)
+{
+    float c[8][4];
+    for (int i = 0; i < 8; i++)
+        c[i][0] = c[i][1] = c[i][2] = c[i][3] = 0.0f;
+    /* Operands depend on the seed so nothing is folded at compile time. */
+    uint a0 = seed | 0x3c003c00u, a1 = a0 ^ 1u, a2 = a0 ^ 2u, a3 = a0 ^ 3u;
+    uint b0 = seed ^ 0x38003800u, b1 = b0 ^ 1u;
+    for (uint it = 0; it < iters; it++) {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])
+                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+    float sum = 0.0f;
+    for (int i = 0; i < 8; i++)
+        sum += c[i][0] + c[i][1] + c[i][2] + c[i][3];
+    out[get_global_id(0)] = sum;
+}
