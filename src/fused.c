@@ -57,12 +57,14 @@ static int portable_config(clattn_ctx *ctx, const clattn_shape *s,
                        s->head_dim);
 }
 
-/* Tensor-core tiles per head dim, measured on an H200 (docs/PERFORMANCE.md):
- * BM = 16 x warps query rows, BN keys per block. */
+/* Tensor-core tiles per head dim when `clattn tune` has not run: the fastest
+ * measured on an H200 (B=4 H=16 N=4096 fp16, docs/PERFORMANCE.md), causal or
+ * not. BM = 128 is two 16-row tiles per warp for d <= 128 (4 warps), one
+ * per warp at d = 256 (8 warps), whose accumulators would not fit twice. */
 static void nv_mma_default_tiles(size_t d, size_t *bm, size_t *bn)
 {
-    *bm = 64;
-    *bn = d >= 256 ? 32 : 64;
+    *bm = 128;
+    *bn = d == 128 ? 64 : 128;
 }
 
 /* Local bytes of cl/fused_nv_mma.cl: Q (BM rows), K and V (BN rows each). */
