@@ -4,8 +4,10 @@
  * both materialized). S already holds scale * Q K^T. One work-group per row.
  *
  * Build options: -DWG=<work-group size, a power of two>, -DCAUSAL=0|1,
- *   -DDTYPE_F16 (optional). Masked keys (causal) get probability 0; a row
- *   with no visible key is all zeros.
+ *   -DDTYPE_F16 (optional), -DPER_ITEM=<ceil(Nk / WG)> (optional: the row is
+ *   held in registers and S read once; without it rows of any length stream
+ *   through three passes). Masked keys (causal) get probability 0; a row with
+ *   no visible key is all zeros.
  */
 #ifdef DTYPE_F16
 typedef half store_t;
@@ -60,6 +62,31 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
 #if CAUSAL
     last = min(last, (int)(row % n_q) + causal_off);
 #endif
+#ifdef PER_ITEM
+    /* One read of S: each work-item keeps its PER_ITEM scores (coalesced
+     * columns lid, lid + WG, ...) and exponentiates them once. */
+    float x[PER_ITEM];
+    float mx = -INFINITY;
+    for (int t = 0; t < PER_ITEM; t++) {
+        int j = (int)lid + t * WG;
+        x[t] = j <= last ? LOAD(s, base + j) : -INFINITY;
+        mx = fmax(mx, x[t]);
+    }
+    mx = reduce_max(buf, mx);
+    float sum = 0.0f;
+    for (int t = 0; t < PER_ITEM; t++) {
+        int j = (int)lid + t * WG;
+        x[t] = j <= last ? exp(x[t] - mx) : 0.0f;
+        sum += x[t];
+    }
+    sum = reduce_sum(buf, sum);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    for (int t = 0; t < PER_ITEM; t++) {
+        uint j = lid + t * WG;
+        if (j < n_k)
+            STORE(x[t] * inv, p, base + j);
+    }
+#else
     float mx = -INFINITY;
     for (int j = (int)lid; j <= last; j += WG)
         mx = fmax(mx, LOAD(s, base + j));
@@ -71,4 +98,5 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     for (uint j = lid; j < n_k; j += WG)
         STORE((int)j <= last ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
+#endif
 }

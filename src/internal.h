@@ -36,6 +36,7 @@ struct clattn_ctx {
     int nv_cc;                 /* NVIDIA compute capability x 10 (90 = sm_90), else 0 */
     int nv_mma_state;          /* tensor-core kernel: 0 untried, 1 builds, -1 failed */
     char nv_mma_failure[256];  /* why it failed, for the run note */
+    int nv_gemm_state;         /* tensor-core GEMM: 0 untried, 1 builds, -1 failed or off */
     cl_ulong global_mem;
     cl_ulong max_alloc;
     cl_ulong local_mem;

@@ -49,10 +49,16 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
     size_t wg = 256;
     while (wg > ctx->max_wg || (wg > 32 && wg / 2 >= s->kv_len))
         wg /= 2; /* short rows need few work-items */
-    char opts[96];
-    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d%s", wg,
+    /* Rows of up to 32 x WG scores stay in registers and S is read once;
+     * longer rows stream through three passes. */
+    const size_t per_item = (s->kv_len + wg - 1) / wg;
+    char per_item_opt[32] = "";
+    if (per_item <= 32)
+        snprintf(per_item_opt, sizeof per_item_opt, " -DPER_ITEM=%zu", per_item);
+    char opts[128];
+    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d%s%s", wg,
              c->opts->causal != CLATTN_CAUSAL_NONE,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "", per_item_opt);
     cl_kernel kern;
     int rc = clattn_kernel_get(ctx, "softmax.cl", opts, "softmax_rows", &kern);
     if (rc < 0)
@@ -120,7 +126,7 @@ int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     int rc;
 
     snprintf(c->info->kernel, sizeof c->info->kernel, "naive/%s",
-             blas ? "clblast" : "builtin-gemm");
+             clattn_naive_gemm_name(ctx, s, blas));
     if (c->num_wait) {
         /* CLBlast takes no wait list: block the in-order queue instead. */
         err = clEnqueueBarrierWithWaitList(ctx->queue, c->num_wait, c->wait_list, NULL);

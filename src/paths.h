@@ -38,6 +38,11 @@ int clattn_gemm_clblast_ok(const clattn_ctx *ctx, clattn_dtype dtype);
  * built-in kernel). */
 int clattn_gemm_temp_bytes(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast,
                            uint64_t *bytes);
+/* What runs the naive path's two GEMMs for shape `s`: "clblast",
+ * "nv-mma-gemm", "builtin-gemm", or "nv-mma-gemm+builtin-gemm" (Q K^T on
+ * tensor cores, P V on the portable kernel). May build the tensor-core
+ * probe program. */
+const char *clattn_naive_gemm_name(clattn_ctx *ctx, const clattn_shape *s, int use_clblast);
 /* Enqueues the GEMM with CLBlast or the built-in kernel. */
 int clattn_gemm_enqueue(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast);
 

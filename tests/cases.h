@@ -1,7 +1,8 @@
 /* The shapes every device path is checked on: none is a multiple of any tile
- * except one baseline, and together they cover N = 1, d = 1, d = 256, odd d,
- * Nq != Nk both ways, grouped- and multi-query heads, both dtypes and both
- * causal alignments (including rows that see no key). */
+ * except two baselines, and together they cover N = 1, d = 1, d = 256, odd d,
+ * Nq != Nk both ways, grouped- and multi-query heads, both dtypes, both
+ * causal alignments (including rows that see no key), and softmax rows too
+ * long to keep in registers. */
 #ifndef CLATTN_TESTS_CASES_H
 #define CLATTN_TESTS_CASES_H
 
@@ -37,6 +38,8 @@ static const struct test_case test_cases[] = {
     { 1, 1, 1, 1, 300, 64, F16, NONE },   { 1, 1, 1, 300, 1, 64, F32, BR },
     { 1, 2, 2, 64, 64, 64, F32, TL },     { 2, 2, 1, 31, 31, 3, F16, BR },
     { 1, 2, 2, 200, 200, 128, F16, NONE },{ 1, 1, 1, 257, 190, 40, F32, TL },
+    { 1, 2, 1, 130, 136, 72, F16, TL },   { 2, 2, 2, 100, 64, 64, F16, BR },
+    { 1, 1, 1, 3, 9000, 8, F16, BR }, /* rows longer than the softmax keeps in registers */
 };
 
 #undef F32
