@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "device_query.h"
 #include "internal.h"
 
 #define MAX_PLATFORMS 16
@@ -166,6 +167,13 @@ static int describe_device(clattn_ctx *ctx)
                            &ctx->compute_units, NULL);
     if (err != CL_SUCCESS)
         return clattn_fail(CLATTN_ECL, "clGetDeviceInfo failed on the context's device");
+    /* What the runtime refuses by: the same limits the model predicts with. */
+    clattn_figure capacity, largest;
+    int rc = device_memory_limits(ctx->device, &capacity, &largest);
+    if (rc < 0)
+        return rc;
+    ctx->global_mem = (cl_ulong)capacity.value;
+    ctx->max_alloc = (cl_ulong)largest.value;
     clGetPlatformInfo(ctx->platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
     snprintf(ctx->name, sizeof ctx->name, "%s: %s", pname, dname);
     ctx->is_nvidia = contains_nocase(vendor, "nvidia");

@@ -15,6 +15,13 @@ int device_identity(cl_device_id dev, char *name, size_t name_cap, char *driver,
  * cache, bandwidth and FLOP/s from the built-in table or the reported cache. */
 int device_ceilings_unmeasured(cl_device_id dev, clattn_ceilings *out);
 
+/* The memory a run may really use and the largest buffer the driver really
+ * allocates: the reported figures, except where a driver is known to differ
+ * (NVIDIA: a context reserve, and no limit below the memory on one buffer),
+ * then labelled CLATTN_SRC_TABLE. Used by the model's ceilings and by the
+ * runtime's refusal alike, so that both predict the same boundary. */
+int device_memory_limits(cl_device_id dev, clattn_figure *capacity, clattn_figure *max_alloc);
+
 /* Nonzero when `name` appears as a whole word in the space-separated list. */
 int extension_listed(const char *extensions, const char *name);
 

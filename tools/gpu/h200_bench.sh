@@ -13,14 +13,14 @@ run() { "$@" 2>&1 | tee -a "$out/log.txt"; }
 
 log "device"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee -a "$out/log.txt"
 { $c devices; $c devices --measure; } >"$out/devices.txt" 2>&1; tail -25 "$out/devices.txt"
-log "tune"; $c tune -d 64,128,256 -B 4 -H 16 -N 4096 >"$out/tune.txt" 2>&1; grep best "$out/tune.txt" | tee -a "$out/log.txt"
+log "tune"; $c tune -d 64,128,256 -B 4 -H 16 -N 4096 --seconds 0.15 >"$out/tune.txt" 2>&1; grep best "$out/tune.txt" | tee -a "$out/log.txt"
 log "check"
 { $c verify; for t in build/tests/test_*; do [ -x "$t" ] && { "$t" >/dev/null 2>&1; echo "$(basename $t) exit $?"; }; done; } >"$out/check.txt" 2>&1
 tail -12 "$out/check.txt" | tee -a "$out/log.txt"
-log "bench d=128"; run $c bench --preset seed -N 1024,2048,4096,8192,16384 --json "$out/b128.json"
+log "bench d=128"; run $c bench --preset seed -N 1024,2048,4096,8192,16384 --reps-seconds 0.5 --json "$out/b128.json"
 log "torch d=128"; PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,2048,4096,8192,16384 8 32 128 >>"$out/torch.jsonl" 2>&1
-log "bench d=64";  run $c bench --preset seed -d 64 -N 1024,4096,16384 --json "$out/b64.json"
-log "bench d=256"; run $c bench --preset seed -d 256 -N 1024,4096,16384 --json "$out/b256.json"
+log "bench d=64";  run $c bench --preset seed -d 64 -N 1024,4096,16384 --reps-seconds 0.5 --json "$out/b64.json"
+log "bench d=256"; run $c bench --preset seed -d 256 -N 1024,4096,16384 --reps-seconds 0.5 --json "$out/b256.json"
 log "torch d=64, 256"
 PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 8 32 64 >>"$out/torch.jsonl" 2>&1
 PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 8 32 256 >>"$out/torch.jsonl" 2>&1
