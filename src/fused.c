@@ -171,6 +171,37 @@ int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_
     return CLATTN_OK;
 }
 
+int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
+                            const clattn_options *opts, char *fused, size_t fused_cap,
+                            char *naive, size_t naive_cap)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx && shape);
+    CLATTN_CHECK_ARG(fused || !fused_cap);
+    CLATTN_CHECK_ARG(naive || !naive_cap);
+    clattn_options defaults;
+    if (!opts) {
+        clattn_default_options(&defaults);
+        opts = &defaults;
+    }
+    int rc = clattn_shape_check(shape);
+    if (rc < 0)
+        return rc;
+    struct fused_config cfg;
+    rc = clattn_fused_config(ctx, shape, opts, &cfg);
+    if (rc < 0)
+        return rc;
+    if (fused && fused_cap)
+        snprintf(fused, fused_cap, "fused/%s %zux%zu",
+                 cfg.kernel == CLATTN_FUSED_NV_MMA ? "nv-mma" : "portable", cfg.block_m,
+                 cfg.block_n);
+    if (naive && naive_cap) {
+        int blas = opts->use_clblast && clattn_gemm_clblast_ok(ctx, shape->dtype);
+        snprintf(naive, naive_cap, "naive/%s", clattn_naive_gemm_name(ctx, shape, blas));
+    }
+    return CLATTN_OK;
+}
+
 int clattn_fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     const clattn_shape *s = c->shape;

@@ -205,6 +205,13 @@ static void test_bad_options_on_device(void **state)
     assert_int_equal(clattn_attention(ctx, &s, NULL, NULL, x, x, x, NULL), CLATTN_EINVAL);
     assert_int_equal(clattn_attention_cl(ctx, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
                                          NULL), CLATTN_EINVAL);
+    /* The kernel description names one fused and one naive implementation. */
+    char fused[64], naive[64];
+    clattn_shape ok = { 1, 2, 1, 100, 90, 64, CLATTN_F16 };
+    assert_int_equal(clattn_describe_kernels(ctx, &ok, NULL, fused, sizeof fused, naive,
+                                             sizeof naive), CLATTN_OK);
+    assert_true(!strncmp(fused, "fused/", 6) && !strncmp(naive, "naive/", 6));
+    assert_int_equal(clattn_describe_kernels(ctx, &ok, NULL, NULL, 5, NULL, 0), CLATTN_EINVAL);
     /* An out-of-order queue cannot chain the naive path's kernels. */
     cl_int err;
     cl_command_queue ooo = clCreateCommandQueue(clattn_cl_context(ctx), clattn_cl_device(ctx),

@@ -354,6 +354,29 @@ static void print_ceilings_json(const clattn_ceilings *c)
 }
 
 /* Prints one device; returns 0 or a library error code. */
+/* Which kernels each path would run here (building the probes they need):
+ * the tensor-core kernels appear only where the device takes them. */
+static void print_kernels_text(size_t index)
+{
+    char sel[32], fused[64], naive[64];
+    clattn_ctx *ctx = NULL;
+    snprintf(sel, sizeof sel, "%zu", index);
+    if (clattn_open(&ctx, sel) < 0)
+        return;
+    static const clattn_dtype dtypes[] = { CLATTN_F16, CLATTN_F32 };
+    for (size_t i = 0; i < 2; i++) {
+        clattn_shape s = { 1, 1, 1, 4096, 4096, 128, dtypes[i] };
+        char label[48];
+        snprintf(label, sizeof label, "kernels, %s d=128", dtypes[i] == CLATTN_F16 ? "fp16" : "fp32");
+        if (clattn_describe_kernels(ctx, &s, NULL, fused, sizeof fused, naive, sizeof naive) == 0) {
+            char both[140];
+            snprintf(both, sizeof both, "%s, %s", fused, naive);
+            row(label, both, "probed");
+        }
+    }
+    clattn_close(&ctx);
+}
+
 static int print_device(size_t index, const clattn_device_entry *e, int json, int first)
 {
     clattn_device_props p;
@@ -379,6 +402,7 @@ static int print_device(size_t index, const clattn_device_entry *e, int json, in
     }
     printf("[%zu] %s (%s)\n", index, p.name, type_name(p.type));
     print_props_text(&p);
+    print_kernels_text(index);
     print_ceilings_text(&c, e->device);
     return 0;
 }

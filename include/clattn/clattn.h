@@ -91,7 +91,8 @@ typedef enum clattn_causal {
 } clattn_causal;
 
 typedef enum clattn_path {
-    CLATTN_PATH_AUTO = 0, /* naive if it fits and is predicted faster, else fused */
+    CLATTN_PATH_AUTO = 0, /* fused: it moves 1 + N/d times fewer bytes; run_info
+                           * notes whether naive would even have fit */
     CLATTN_PATH_NAIVE = 1,
     CLATTN_PATH_FUSED = 2,
 } clattn_path;
@@ -225,6 +226,15 @@ CLATTN_API int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape,
 CLATTN_API int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape,
                                   const clattn_options *opts, size_t *block_m,
                                   size_t *block_n, clattn_fused_kernel *kernel);
+
+/* Names the kernels the context would run for `shape` and `opts` (NULL:
+ * defaults): `fused` receives e.g. "fused/nv-mma 128x64" or
+ * "fused/portable 64x64", `naive` the naive path's GEMMs, e.g.
+ * "naive/clblast", "naive/nv-mma-gemm" or "naive/builtin-gemm". Builds the
+ * probe kernels the choice depends on. Either buffer may be NULL. */
+CLATTN_API int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
+                                       const clattn_options *opts, char *fused,
+                                       size_t fused_cap, char *naive, size_t naive_cap);
 
 /* Records the fastest fused tiles for (kernel, dtype, d, causal) on the
  * context's device (clattn tune measures them): the context uses them from
