@@ -27,6 +27,7 @@ typedef struct bench_config {
     const char *json_path, *csv_path;
     double reps_seconds;  /* target timed duration per row; < 0: automatic */
     int confirm_oom;      /* run rows predicted not to fit anyway */
+    clattn_fused_kernel fused_kernel; /* --kernel (AUTO by default) */
     int preset_seed;      /* --preset seed was given */
     char preset_note[320];/* how the preset was adapted to the device, "" if not */
     uint64_t seed;        /* random inputs */
@@ -59,6 +60,7 @@ typedef struct bench_row {
     clattn_shape shape;
     clattn_causal causal;
     clattn_path path;
+    clattn_fused_kernel fused_kernel; /* --kernel */
     size_t block_m, block_n;     /* fused tiles (the causal block accounting) */
     char kernel[64];             /* run_info.kernel, "" if not run */
     /* outcome */

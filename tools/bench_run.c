@@ -54,6 +54,7 @@ int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
     clattn_default_options(&opts);
     opts.causal = row->causal;
     opts.path = row->path;
+    opts.fused_kernel = row->fused_kernel;
     int rc = clattn_fused_tiles(ctx, &row->shape, &opts, &row->block_m, &row->block_n, NULL);
     if (rc < 0)
         return rc;
@@ -293,6 +294,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     opts.causal = row->causal;
     opts.path = row->path;
     opts.allow_oom = cfg->confirm_oom;
+    opts.fused_kernel = row->fused_kernel;
     cl_command_queue queue = clattn_cl_queue(ctx);
 
     /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to

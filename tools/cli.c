@@ -151,6 +151,19 @@ int cli_parse_path(const char *s, clattn_path *out)
     return 0;
 }
 
+int cli_parse_fused_kernel(const char *s, clattn_fused_kernel *out)
+{
+    if (s && !strcmp(s, "auto"))
+        *out = CLATTN_FUSED_AUTO;
+    else if (s && !strcmp(s, "portable"))
+        *out = CLATTN_FUSED_PORTABLE;
+    else if (s && !strcmp(s, "nv-mma"))
+        *out = CLATTN_FUSED_NV_MMA;
+    else
+        return -1;
+    return 0;
+}
+
 const char *cli_dtype_name(clattn_dtype d)
 {
     return d == CLATTN_F16 ? "fp16" : "fp32";

@@ -73,6 +73,7 @@ static void usage(FILE *f)
             "  --csv FILE        write the rows as CSV (atomically)\n"
             "  --reps-seconds S  timed work per row (default 1 on a GPU, 0.2 otherwise;\n"
             "                    at least 3 repetitions)\n"
+            "  --kernel K        fused kernel: auto (default), portable or nv-mma\n"
             "  --confirm-oom     run rows predicted not to fit anyway, and report what\n"
             "                    happened\n"
             "  --preset seed     the seed's experiment: B=8 H=32 d=128 fp16, N =\n"
@@ -108,6 +109,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         { "csv", required_argument, 0, 'v' },      { "reps-seconds", required_argument, 0, 'r' },
         { "confirm-oom", no_argument, 0, 'o' },    { "preset", required_argument, 0, 'P' },
         { "seed", required_argument, 0, 's' },     { "help", no_argument, 0, 'h' },
+        { "kernel", required_argument, 0, 'k' },
         { 0, 0, 0, 0 },
     };
     memset(a, 0, sizeof *a);
@@ -130,6 +132,10 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         case 'v': a->cfg.csv_path = optarg; break;
         case 'o': a->confirm_oom = 1; break;
         case 'P': a->preset = optarg; break;
+        case 'k':
+            if (cli_parse_fused_kernel(optarg, &a->cfg.fused_kernel) < 0)
+                rc = usage_error("bad --kernel '%s' (auto, portable or nv-mma)", optarg);
+            break;
         case 's':
             if (cli_parse_size(optarg, &a->seed) < 0)
                 rc = usage_error("bad --seed '%s'", optarg);
@@ -319,6 +325,7 @@ static size_t build_rows(const bench_config *c, bench_row *rows)
                                            c->lens[i], c->head_dim, c->dtype };
                 r->causal = m ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
                 r->path = p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE;
+                r->fused_kernel = c->fused_kernel;
             }
     return n;
 }

@@ -60,6 +60,8 @@ static void usage(FILE *f)
             "                  with the last key (j <= i + Nk - Nq)\n"
             "  --scale S       score scale (default 1/sqrt(d))\n"
             "  --path P        naive, fused or auto (default auto)\n"
+            "  --kernel K      fused kernel: auto, portable or nv-mma (NVIDIA tensor\n"
+            "                  cores; an error where the device cannot run it)\n"
             "  --device SEL    device index or name substring (default $CLATTN_DEVICE,\n"
             "                  else the largest GPU, else the CPU)\n"
             "  --allow-oom     run even when the chosen path is predicted not to fit\n"
@@ -139,6 +141,8 @@ static int set_option(run_args *a, const char *name, const char *value)
         return usage_error("bad --path '%s' (naive, fused or auto)", value);
     else if (!strcmp(name, "--scale") && parse_scale(value, &a->opts.scale))
         return usage_error("bad --scale '%s' (a positive finite number)", value);
+    else if (!strcmp(name, "--kernel") && cli_parse_fused_kernel(value, &a->opts.fused_kernel))
+        return usage_error("bad --kernel '%s' (auto, portable or nv-mma)", value);
     return 0;
 }
 
@@ -147,7 +151,7 @@ static int set_option(run_args *a, const char *name, const char *value)
 static int parse_valued(int argc, char **argv, int *i, run_args *a)
 {
     static const char *const names[] = { "--q", "--k", "--v", "--out", "--device", "--path",
-                                         "--scale" };
+                                         "--scale", "--kernel" };
     for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
         const char *value = NULL;
         int m = option_value(argc, argv, i, names[n], &value);

@@ -12,6 +12,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: clattn verify [--device SEL] [--path naive|fused|both] [--seed N]\n"
+            "                     [--kernel auto|portable|nv-mma]\n"
             "                     [--shape B,H,Hkv,Nq,Nk,d --dtype fp32|fp16 --causal MODE]\n"
             "Runs each path on random inputs (output poisoned with NaN first) and\n"
             "compares with the CPU reference in double precision. Without --shape it\n"
@@ -30,13 +31,14 @@ static int parse_shape(const char *s, struct test_case *c)
 
 /* Checks one case on one path; prints a row; returns 1 if it passed. */
 static int verify_case(clattn_ctx *ctx, const struct test_case *c, clattn_path path,
-                       uint64_t seed, double worst[2][2])
+                       clattn_fused_kernel fused_kernel, uint64_t seed, double worst[2][2])
 {
     clattn_shape shape = test_case_shape(c);
     clattn_options opts;
     clattn_default_options(&opts);
     opts.causal = c->causal;
     opts.path = path;
+    opts.fused_kernel = fused_kernel;
     clattn_check_result r;
     int rc = clattn_check(ctx, &shape, &opts, seed, &r);
     printf("%-5s %-4s %-12s B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu  ", cli_path_name(path),
@@ -60,13 +62,15 @@ int cmd_verify(int argc, char **argv)
         { "device", required_argument, 0, 'D' }, { "path", required_argument, 0, 'p' },
         { "seed", required_argument, 0, 's' },   { "shape", required_argument, 0, 'S' },
         { "dtype", required_argument, 0, 't' },  { "causal", required_argument, 0, 'c' },
-        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
+        { "help", no_argument, 0, 'h' },         { "kernel", required_argument, 0, 'k' },
+        { 0, 0, 0, 0 },
     };
     const char *device = NULL;
     int paths = 3; /* bit 0: naive, bit 1: fused */
     size_t seed = 1;
     struct test_case given = { .dtype = CLATTN_F32, .causal = CLATTN_CAUSAL_NONE };
     int have_shape = 0, opt;
+    clattn_fused_kernel fused_kernel = CLATTN_FUSED_AUTO;
     while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
         switch (opt) {
         case 'D': device = optarg; break;
@@ -92,6 +96,12 @@ int cmd_verify(int argc, char **argv)
         case 'c':
             if (cli_parse_causal(optarg, &given.causal) < 0) { cli_error("bad --causal '%s'", optarg); return 2; }
             break;
+        case 'k':
+            if (cli_parse_fused_kernel(optarg, &fused_kernel) < 0) {
+                cli_error("--kernel must be auto, portable or nv-mma");
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -113,7 +123,7 @@ int cmd_verify(int argc, char **argv)
                 continue;
             run++;
             failed += !verify_case(ctx, &cases[i], p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE,
-                                   seed + 7 * i, worst);
+                                   fused_kernel, seed + 7 * i, worst);
         }
     }
     double ta, tr32, tr16;

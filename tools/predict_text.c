@@ -1,0 +1,309 @@
+/*
+ * clattn predict: the human-readable tables. Sizes are binary (MiB, GiB),
+ * rates decimal (TB/s, TFLOP/s), counts grouped by thousands, as the seed
+ * writes them; every device figure is printed with where it came from.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "predict.h"
+
+#define CELL 64 /* bytes of one formatted table cell */
+
+/* ------------------------------------------------------------ formatting */
+
+/* 14188 -> "14,188" */
+static const char *fmt_count(uint64_t v, char *buf, size_t cap)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 2 < cap; i++) {
+        if (i && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static const char *fmt_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+    cli_fmt_bytes(bytes, buf, cap);
+    return buf;
+}
+
+/* The seed writes large per-head sizes in MiB with GiB beside them. */
+static const char *fmt_bytes_mib(uint64_t bytes, char *buf, size_t cap)
+{
+    const uint64_t mib = (uint64_t)1 << 20;
+    if (bytes >= 1024 * mib && bytes % mib == 0) {
+        char human[32];
+        cli_fmt_bytes(bytes, human, sizeof human);
+        snprintf(buf, cap, "%" PRIu64 " MiB (%s)", bytes / mib, human);
+        return buf;
+    }
+    return fmt_bytes(bytes, buf, cap);
+}
+
+/* "9" for whole ratios, else two decimals. */
+static const char *fmt_ratio(double r, char *buf, size_t cap)
+{
+    snprintf(buf, cap, fabs(r - round(r)) < 1e-9 ? "%.0f" : "%.2f", r);
+    return buf;
+}
+
+/* Decimal prefixes up to T: "5 TB/s", "1000 TFLOP/s". */
+static const char *fmt_rate(double v, const char *unit, char *buf, size_t cap)
+{
+    static const char *prefix[] = { "", "k", "M", "G", "T" };
+    int p = 0;
+    while (v >= 1000 && p < 4) {
+        v /= 1000;
+        p++;
+    }
+    snprintf(buf, cap, "%.4g %s%s", v, prefix[p], unit);
+    return buf;
+}
+
+static const char *fmt_time(double s, char *buf, size_t cap)
+{
+    if (s <= 0)
+        snprintf(buf, cap, "unknown");
+    else if (s >= 1)
+        snprintf(buf, cap, "%.3g s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, cap, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, cap, "%.3g us", s * 1e6);
+    return buf;
+}
+
+static const char *fmt_len(const clattn_shape *s, char *buf, size_t cap)
+{
+    if (s->q_len == s->kv_len)
+        snprintf(buf, cap, "%zu", s->q_len);
+    else
+        snprintf(buf, cap, "%zu/%zu", s->q_len, s->kv_len);
+    return buf;
+}
+
+/* ---------------------------------------------------------- text output */
+
+static void print_figure(const char *name, clattn_figure f, int is_bytes, const char *unit)
+{
+    char buf[CELL];
+    if (f.source == CLATTN_SRC_NONE || f.value <= 0)
+        snprintf(buf, sizeof buf, "unknown");
+    else if (is_bytes)
+        fmt_bytes((uint64_t)f.value, buf, sizeof buf);
+    else if (!strcmp(unit, "s"))
+        fmt_time(f.value, buf, sizeof buf);
+    else
+        fmt_rate(f.value, unit, buf, sizeof buf);
+    printf("  %-16s %-18s %s\n", name, buf, clattn_source_name(f.source));
+}
+
+static void print_header(const struct predict_args *a, clattn_ctx *ctx,
+                         const struct predict_figures *f, const struct predict_row *rows)
+{
+    const clattn_shape *s = &a->shape;
+    const clattn_prediction *p = &rows[0].pred;
+    char buf[CELL];
+    printf("shape    B=%zu H=%zu Hkv=%zu d=%zu %s (e = %zu bytes), causal: %s\n", s->batch,
+           s->heads, s->kv_heads, s->head_dim, cli_dtype_name(s->dtype),
+           clattn_dtype_size(s->dtype), cli_causal_name(a->causal));
+    printf("device   %s\n", ctx ? clattn_device_name(ctx) : a->preset ? "preset seed" : "none");
+    print_figure("capacity", f->capacity, 1, NULL);
+    print_figure("max allocation", f->max_alloc, 1, NULL);
+    print_figure("cache", f->cache, 1, NULL);
+    print_figure("bandwidth", f->bandwidth, 0, "B/s");
+    print_figure("peak", f->peak, 0, "FLOP/s");
+    print_figure("launch latency", f->latency, 0, "s");
+    if (p->ridge > 0)
+        snprintf(buf, sizeof buf, "%.4g FLOP/byte", p->ridge);
+    else
+        snprintf(buf, sizeof buf, "unknown");
+    printf("  %-16s %-18s peak / bandwidth\n", "ridge", buf);
+    snprintf(buf, sizeof buf, "%zu x %zu", rows[0].problem.block_m, rows[0].problem.block_n);
+    printf("  %-16s %-18s %s\n", "tiles (BM x BN)", buf, rows[0].tiles_source);
+}
+
+static void print_q1(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[7][CELL];
+    printf("\nQ1  traffic per head (naive = endpoints + 4 S: write S, read S, write P, read P;"
+           " fused = endpoints)\n");
+    printf("  %11s %12s %12s %22s %12s %7s %11s\n", "N", "S matrix", "Q,K,V,O", "naive total",
+           "fused total", "ratio", "closed form");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_traffic *t = &rows[i].pred.traffic;
+        printf("  %11s %12s %12s %22s %12s %6s× %11s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL),
+               fmt_bytes_mib(t->head_score_bytes, c[1], CELL),
+               fmt_bytes_mib(t->head_endpoint_bytes, c[2], CELL),
+               fmt_bytes_mib(t->head_naive_bytes, c[3], CELL),
+               fmt_bytes_mib(t->head_fused_bytes, c[4], CELL), fmt_ratio(t->head_ratio, c[5], CELL),
+               fmt_ratio(t->closed_form, c[6], CELL));
+    }
+    printf("  closed form: 1 + 2 Nq Nk / ((Nq + Nk) d), 1 + N/d when Nq = Nk; the dtype cancels\n");
+    printf("\nQ1  traffic for all B*H = %zu heads (K and V once per KV head)\n",
+           a->shape.batch * a->shape.heads);
+    printf("  %11s %12s %12s %7s\n", "N", "naive total", "fused total", "ratio");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_traffic *t = &rows[i].pred.traffic;
+        printf("  %11s %12s %12s %6s×\n", fmt_len(&rows[i].problem.shape, c[0], CELL),
+               fmt_bytes(t->naive_bytes, c[1], CELL), fmt_bytes(t->fused_bytes, c[2], CELL),
+               fmt_ratio(t->ratio, c[3], CELL));
+    }
+}
+
+/* 14188.96 -> "14,188.96" */
+static const char *fmt_real(double v, char *buf, size_t cap)
+{
+    char whole[32];
+    double cents = round(v * 100);
+    uint64_t integer = (uint64_t)(cents / 100);
+    snprintf(buf, cap, "%s.%02d", fmt_count(integer, whole, sizeof whole),
+             (int)(cents - (double)integer * 100));
+    return buf;
+}
+
+/* The exact integer, the real root, and the root rounded when that differs
+ * (the seed quotes rounded roots: 14,189 where 14,188 is the largest fit). */
+static void print_limit(const char *what, const struct predict_limits *l, int k,
+                        const char *unknown)
+{
+    char n[32], root[48], rounded[32];
+    if (!l->known[k]) {
+        printf("  %-60s unknown (%s)\n", what, unknown);
+        return;
+    }
+    printf("  %-60s N <= %-9s", what, fmt_count(l->n[k], n, sizeof n));
+    if (isfinite(l->root[k]) && l->root[k] < 1e15) {
+        printf(" (root %s", fmt_real(l->root[k], root, sizeof root));
+        uint64_t near = (uint64_t)llround(l->root[k]);
+        if (near != (uint64_t)l->n[k])
+            printf(" ~ %s", fmt_count(near, rounded, sizeof rounded));
+        printf(")");
+    }
+    printf("\n");
+}
+
+static void print_q2_limits(const struct predict_args *a, const clattn_model_device *dev,
+                            const struct predict_limits *l)
+{
+    char what[160], b1[32], b2[32];
+    size_t heads = a->shape.batch * a->shape.heads;
+    printf("\nQ2  where it stops fitting (N = Nq = Nk)\n");
+    snprintf(what, sizeof what, "one head's S in the cache (%s)",
+             fmt_bytes(dev->cache_bytes, b1, sizeof b1));
+    print_limit(what, l, CLATTN_LIMIT_HEAD_S_IN_CACHE, "cache size");
+    snprintf(what, sizeof what, "each head's share of the cache (%s / %zu = %s)",
+             fmt_bytes(dev->cache_bytes, b1, sizeof b1), heads,
+             fmt_bytes(dev->cache_bytes / heads, b2, sizeof b2));
+    print_limit(what, l, CLATTN_LIMIT_SHARED_S_IN_CACHE, "cache size");
+    snprintf(what, sizeof what, "S and P of all heads in memory (%s)",
+             fmt_bytes(dev->capacity_bytes, b1, sizeof b1));
+    print_limit(what, l, CLATTN_LIMIT_SCORES_IN_MEMORY, "capacity");
+    print_limit("naive path, every buffer (Q, K, V, O, S, P)", l, CLATTN_LIMIT_NAIVE_FITS,
+                "capacity");
+    print_limit("fused path, every buffer (Q, K, V, O)", l, CLATTN_LIMIT_FUSED_FITS, "capacity");
+}
+
+static void print_q2_table(const struct predict_row *rows, size_t n)
+{
+    char c[8][CELL];
+    printf("\n  %11s %14s %12s %12s %14s  %-23s %11s  %s\n", "N", "S per tensor", "S + P",
+           "naive peak", "largest", "naive", "fused peak", "fused");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_prediction *p = &rows[i].pred;
+        int oom = p->naive.fit == CLATTN_FIT_OVER_CAPACITY ||
+                  p->naive.fit == CLATTN_FIT_OVER_MAX_ALLOC;
+        snprintf(c[3], CELL, "%.10s %.40s", p->naive.memory.largest_name,
+                 fmt_bytes(p->naive.memory.largest_bytes, c[4], CELL));
+        snprintf(c[5], CELL, "%s%.40s", oom ? "OOM: " : "", clattn_fit_name(p->naive.fit));
+        printf("  %11s %14s %12s %12s %14s  %-23s %11s  %s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL),
+               fmt_bytes(p->traffic.score_bytes, c[1], CELL),
+               fmt_bytes(2 * p->traffic.score_bytes, c[7], CELL),
+               fmt_bytes(p->naive.memory.peak_bytes, c[2], CELL), c[3], c[5],
+               fmt_bytes(p->fused.memory.peak_bytes, c[6], CELL), clattn_fit_name(p->fused.fit));
+    }
+}
+
+static void print_q3(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[7][CELL];
+    const clattn_prediction *p0 = &rows[0].pred;
+    printf("\nQ3  arithmetic intensity (FLOP/byte) and the roofline%s\n",
+           a->causal != CLATTN_CAUSAL_NONE ? " (causal mask applied)" : "");
+    printf("  %11s %12s %12s %9s %9s %11s %-8s %11s %s\n", "N", "naive FLOP", "fused FLOP",
+           "naive AI", "fused AI", "naive time", "bound", "fused time", "bound");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_prediction *p = &rows[i].pred;
+        printf("  %11s %12s %12s %9.1f %9.1f %11s %-8s %11s %s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL),
+               fmt_rate(p->naive.flops, "FLOP", c[1], CELL),
+               fmt_rate(p->fused.flops, "FLOP", c[6], CELL), p->naive.intensity,
+               p->fused.intensity, fmt_time(p->naive.time_s, c[2], CELL),
+               clattn_bound_name(p->naive.bound), fmt_time(p->fused.time_s, c[3], CELL),
+               clattn_bound_name(p->fused.bound));
+    }
+    printf("  naive AI -> d/e = %.4g FLOP/byte as N grows", p0->naive_intensity_limit);
+    if (p0->ridge <= 0)
+        printf(" (ridge unknown)\n");
+    else if (p0->naive_compute_len)
+        printf("; compute-bound from N >= %s\n", fmt_count(p0->naive_compute_len, c[4], CELL));
+    else
+        printf(", below the ridge (%.4g): memory-bound at every N\n", p0->ridge);
+    printf("  fused AI = 2 H N / (e (H + Hkv)), unbounded");
+    if (p0->fused_compute_len)
+        printf("; compute-bound from N >= %s\n", fmt_count(p0->fused_compute_len, c[5], CELL));
+    else
+        printf(" (ridge unknown)\n");
+}
+
+static void print_q4(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[4][CELL];
+    clattn_causal mode = a->causal == CLATTN_CAUSAL_NONE ? CLATTN_CAUSAL_TOP_LEFT : a->causal;
+    printf("\nQ4  causal block accounting, %s, BLOCK_M x BLOCK_N = %zu x %zu%s\n",
+           cli_causal_name(mode), rows[0].problem.block_m, rows[0].problem.block_n,
+           a->causal == CLATTN_CAUSAL_NONE ? " (what-if: no --causal given)" : "");
+    printf("  %11s %9s %9s %8s %10s %10s %9s %9s\n", "N", "blocks", "visited", "fraction",
+           "(T+1)/(2T)", "empty rows", "speedup", "roofline");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_causal_blocks *b = &rows[i].causal.blocks;
+        if (b->closed_form > 0)
+            snprintf(c[1], CELL, "%.4f", b->closed_form);
+        else
+            snprintf(c[1], CELL, "-");
+        /* The × is two bytes, one column: pad the number, not the string. */
+        if (rows[i].causal.causal_speedup > 0)
+            snprintf(c[2], CELL, "%8.2f×", rows[i].causal.causal_speedup);
+        else
+            snprintf(c[2], CELL, "%9s", "unknown");
+        printf("  %11s %9" PRIu64 " %9" PRIu64 " %8.4f %10s %10" PRIu64 " %8.2f× %s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL), b->total_blocks, b->visited_blocks,
+               b->visited_fraction, c[1], b->empty_rows, b->speedup, c[2]);
+    }
+    printf("  visited / total = (T+1)/(2T) -> 1/2 as T grows (Nq = Nk, BM = BN); speedup is\n"
+           "  total / computed pairs (compute-bound bound), roofline is the fused time ratio\n");
+}
+
+void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_figures *f, const clattn_model_device *dev,
+                        const struct predict_limits *l, const struct predict_row *rows,
+                        size_t n)
+{
+    print_header(a, ctx, f, rows);
+    print_q1(a, rows, n);
+    print_q2_limits(a, dev, l);
+    print_q2_table(rows, n);
+    print_q3(a, rows, n);
+    print_q4(a, rows, n);
+}
