@@ -102,10 +102,7 @@ int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn
     clattn_clear_error();
     clattn_options defaults;
     clattn_run_info scratch;
-    if (!opts) {
-        clattn_default_options(&defaults);
-        opts = &defaults;
-    }
+    opts = clattn_options_or_default(opts, &defaults);
     int rc = check_call(ctx, shape, opts);
     if (rc < 0)
         return rc;
@@ -135,10 +132,7 @@ int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_op
 {
     clattn_clear_error();
     clattn_options defaults;
-    if (!opts) {
-        clattn_default_options(&defaults);
-        opts = &defaults;
-    }
+    opts = clattn_options_or_default(opts, &defaults);
     int rc = check_call(ctx, shape, opts);
     if (rc < 0)
         return rc;

@@ -147,21 +147,23 @@ int clattn_fused_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_opt
     return portable_config(ctx, s, opts, cfg);
 }
 
+/* The checks and the choice both public queries start from. */
+static int query_config(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                        struct fused_config *cfg)
+{
+    int rc = clattn_shape_check(shape);
+    return rc < 0 ? rc : clattn_fused_config(ctx, shape, opts, cfg);
+}
+
 int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
                        size_t *block_m, size_t *block_n, clattn_fused_kernel *kernel)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(ctx && shape && block_m && block_n);
     clattn_options defaults;
-    if (!opts) {
-        clattn_default_options(&defaults);
-        opts = &defaults;
-    }
-    int rc = clattn_shape_check(shape);
-    if (rc < 0)
-        return rc;
+    opts = clattn_options_or_default(opts, &defaults);
     struct fused_config cfg;
-    rc = clattn_fused_config(ctx, shape, opts, &cfg);
+    int rc = query_config(ctx, shape, opts, &cfg);
     if (rc < 0)
         return rc;
     *block_m = cfg.block_m;
@@ -180,15 +182,9 @@ int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
     CLATTN_CHECK_ARG(fused || !fused_cap);
     CLATTN_CHECK_ARG(naive || !naive_cap);
     clattn_options defaults;
-    if (!opts) {
-        clattn_default_options(&defaults);
-        opts = &defaults;
-    }
-    int rc = clattn_shape_check(shape);
-    if (rc < 0)
-        return rc;
+    opts = clattn_options_or_default(opts, &defaults);
     struct fused_config cfg;
-    rc = clattn_fused_config(ctx, shape, opts, &cfg);
+    int rc = query_config(ctx, shape, opts, &cfg);
     if (rc < 0)
         return rc;
     if (fused && fused_cap)

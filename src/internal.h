@@ -71,6 +71,10 @@ int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
 int clattn_tuned_tiles(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
                        size_t head_dim, int causal, size_t *block_m, size_t *block_n);
 
+/* `opts`, or the defaults written into `storage` when opts is NULL. */
+const clattn_options *clattn_options_or_default(const clattn_options *opts,
+                                                clattn_options *storage);
+
 /* Releases every program the context built. */
 void clattn_programs_release(clattn_ctx *ctx);
 

@@ -52,10 +52,7 @@ int clattn_reference(const clattn_shape *s, const clattn_options *opts, const vo
 {
     clattn_clear_error();
     clattn_options defaults;
-    if (!opts) {
-        clattn_default_options(&defaults);
-        opts = &defaults;
-    }
+    opts = clattn_options_or_default(opts, &defaults);
     int rc = clattn_shape_check(s);
     if (rc < 0)
         return rc;

@@ -64,6 +64,15 @@ void clattn_default_options(clattn_options *opts)
     opts->use_clblast = 1;
 }
 
+const clattn_options *clattn_options_or_default(const clattn_options *opts,
+                                                clattn_options *storage)
+{
+    if (opts)
+        return opts;
+    clattn_default_options(storage);
+    return storage;
+}
+
 const char *clattn_version(void)
 {
 #define STR2(x) #x
