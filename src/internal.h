@@ -7,11 +7,18 @@
 #include "clattn/clattn.h"
 #include "error.h"
 
-/* One built program, keyed by kernel file and build options. */
+/* One built program, keyed by kernel file and build options, with the
+ * kernel objects made from it so far (each call reuses them: arguments are
+ * captured at enqueue, and a context serves one thread at a time). */
+#define CLATTN_KERNELS_PER_PROGRAM 8
 struct program_entry {
     char *file;
     char *options;
     cl_program program;
+    struct {
+        char name[48];
+        cl_kernel kernel;
+    } kernels[CLATTN_KERNELS_PER_PROGRAM];
 };
 
 /* A tuned fused tile (src/tune.c). */
@@ -62,7 +69,8 @@ int clattn_kernel_source(const char *name, char **out);
 int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
                        cl_program *out);
 
-/* Creates kernel `name` from a cached program (the caller releases it). */
+/* Kernel `name` of a cached program, with a reference for the caller, who
+ * releases it when done (the context keeps its own). */
 int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
                       const char *name, cl_kernel *out);
 

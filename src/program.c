@@ -136,9 +136,19 @@ int clattn_program_get(clattn_ctx *ctx, const char *file, const char *options,
         return clattn_fail(CLATTN_ENOMEM, "program cache");
     }
     e->program = prog;
+    memset(e->kernels, 0, sizeof e->kernels);
     ctx->n_programs++;
     *out = prog;
     return CLATTN_OK;
+}
+
+/* The program entry holding `prog`. */
+static struct program_entry *entry_of(clattn_ctx *ctx, cl_program prog)
+{
+    for (size_t i = 0; i < ctx->n_programs; i++)
+        if (ctx->programs[i].program == prog)
+            return &ctx->programs[i];
+    return NULL;
 }
 
 int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
@@ -148,16 +158,35 @@ int clattn_kernel_get(clattn_ctx *ctx, const char *file, const char *options,
     int rc = clattn_program_get(ctx, file, options, &prog);
     if (rc < 0)
         return rc;
+    struct program_entry *e = entry_of(ctx, prog);
+    size_t slot = CLATTN_KERNELS_PER_PROGRAM;
+    for (size_t i = 0; e && i < CLATTN_KERNELS_PER_PROGRAM; i++) {
+        if (e->kernels[i].kernel && !strcmp(e->kernels[i].name, name)) {
+            clRetainKernel(e->kernels[i].kernel);
+            *out = e->kernels[i].kernel;
+            return CLATTN_OK;
+        }
+        if (!e->kernels[i].kernel && slot == CLATTN_KERNELS_PER_PROGRAM)
+            slot = i;
+    }
     cl_int err;
     *out = clCreateKernel(prog, name, &err);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, name);
+    if (e && slot < CLATTN_KERNELS_PER_PROGRAM && strlen(name) < sizeof e->kernels[0].name) {
+        strcpy(e->kernels[slot].name, name);
+        e->kernels[slot].kernel = *out;
+        clRetainKernel(*out); /* the context's reference */
+    }
     return CLATTN_OK;
 }
 
 void clattn_programs_release(clattn_ctx *ctx)
 {
     for (size_t i = 0; i < ctx->n_programs; i++) {
+        for (size_t k = 0; k < CLATTN_KERNELS_PER_PROGRAM; k++)
+            if (ctx->programs[i].kernels[k].kernel)
+                clReleaseKernel(ctx->programs[i].kernels[k].kernel);
         clReleaseProgram(ctx->programs[i].program);
         free(ctx->programs[i].file);
         free(ctx->programs[i].options);
