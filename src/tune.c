@@ -31,11 +31,14 @@ static void load_once(clattn_ctx *ctx)
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    struct tune_entry e;
-    int dtype, causal;
-    while (ctx->n_tuned < CLATTN_MAX_TUNED &&
-           fscanf(f, "%15s %d %zu %d %zu %zu", kernel, &dtype, &e.head_dim, &causal, &e.block_m,
-                  &e.block_n) == 6) {
+    char line[256];
+    while (ctx->n_tuned < CLATTN_MAX_TUNED && fgets(line, sizeof line, f)) {
+        struct tune_entry e;
+        int dtype, causal;
+        if (line[0] == '#' ||
+            sscanf(line, "%15s %d %zu %d %zu %zu", kernel, &dtype, &e.head_dim, &causal,
+                   &e.block_m, &e.block_n) != 6)
+            continue; /* comments, and lines this version does not understand */
         e.kernel = strcmp(kernel, "nv-mma") ? CLATTN_FUSED_PORTABLE : CLATTN_FUSED_NV_MMA;
         e.dtype = dtype ? CLATTN_F16 : CLATTN_F32;
         e.causal = causal != 0;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
@@ -224,6 +225,53 @@ static void test_bad_options_on_device(void **state)
     clattn_close(&ctx);
 }
 
+/* A tuned tile is used by the context that recorded it and, through the file
+ * under $XDG_CACHE_HOME, by a later context on the same device. */
+static void test_tuned_tiles_persist(void **state)
+{
+    (void)state;
+    if (!have_device())
+        skip();
+    char dir[] = "/tmp/clattn-tune-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 2, 2, 100, 100, 24, CLATTN_F32 };
+    size_t bm, bn, bm0, bn0;
+    clattn_fused_kernel kernel;
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm0, &bn0, &kernel), CLATTN_OK);
+    /* Record a tile that differs from the default. */
+    size_t want_m = bm0 == 16 ? 32 : 16, want_n = 16;
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, s.head_dim, 0, want_m, want_n),
+                     CLATTN_OK);
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, want_m);
+    assert_int_equal(bn, want_n);
+    /* Other d and the causal variant keep their defaults. */
+    clattn_options causal;
+    clattn_default_options(&causal);
+    causal.causal = CLATTN_CAUSAL_TOP_LEFT;
+    assert_int_equal(clattn_fused_tiles(ctx, &s, &causal, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, bm0);
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, want_m);
+    assert_int_equal(bn, want_n);
+    /* The tuned tile still computes the right thing. */
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &s, NULL, 3, &r), CLATTN_OK);
+    assert_true(r.passed);
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, 0, 0, 16, 16), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record(NULL, kernel, s.dtype, 24, 0, 16, 16), CLATTN_EINVAL);
+    clattn_close(&ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    unsetenv("XDG_CACHE_HOME");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_random_fill),
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_bad_options_on_device),
+        cmocka_unit_test(test_tuned_tiles_persist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
