@@ -173,6 +173,22 @@ static void test_predicted_oom(void **state)
     int rc = clattn_attention_cl(ctx, &s, &opts, b, b, b, b, 0, NULL, NULL, NULL);
     assert_int_equal(rc, CLATTN_EWOULDOOM);
     assert_non_null(strstr(clattn_last_error_detail(), "buffer S needs"));
+    /* Forced anyway, the allocation fails as a clean error... */
+    opts.allow_oom = 1;
+    rc = clattn_attention_cl(ctx, &s, &opts, b, b, b, b, 0, NULL, NULL, NULL);
+    assert_int_equal(rc, CLATTN_EOOM);
+    /* ...and the context still works, with the workspace given back. */
+    clattn_shape small = { 1, 2, 1, 40, 50, 16, CLATTN_F32 };
+    clattn_options naive;
+    clattn_default_options(&naive);
+    naive.path = CLATTN_PATH_NAIVE;
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &small, &naive, 17, &r), CLATTN_OK);
+    assert_true(r.passed);
+    clattn_release_workspace(ctx);
+    assert_int_equal(clattn_check(ctx, &small, &naive, 18, &r), CLATTN_OK);
+    assert_true(r.passed);
+    clattn_release_workspace(NULL); /* NULL-safe */
     /* The fused path holds no N x N buffer and is predicted to fit. */
     clattn_memory_plan plan;
     assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
