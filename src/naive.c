@@ -154,5 +154,9 @@ int clattn_naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
         if (err != CL_SUCCESS)
             rc = clattn_fail_cl(err, "clEnqueueMarkerWithWaitList");
     }
+    /* Drivers that allocate on first use (NVIDIA) fail here rather than at
+     * clCreateBuffer: do not keep buffers that could not be backed. */
+    if (rc < 0)
+        clattn_release_workspace(ctx);
     return rc;
 }
