@@ -72,12 +72,8 @@ static inline void load_tile(__local uint4 *tile, __global const ushort *src, ui
 #define LDSM_X4_T(addr, r0, r1, r2, r3)                                                 \
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" \
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr))
-/* mma has no side effects: without volatile the compiler may schedule it. */
-#ifndef MMA_QUAL
-#define MMA_QUAL volatile
-#endif
 #define MMA(c, a0, a1, a2, a3, b0, b1)                                                   \
-    asm MMA_QUAL("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "                    \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "                    \
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"               \
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                        \
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))

@@ -150,15 +150,10 @@ static int has_extension(cl_device_id dev, const char *ext)
 static int describe_device(clattn_ctx *ctx)
 {
     cl_int err = 0;
-    char pname[128] = "", dname[128] = "", vendor[128] = "";
+    char pname[128] = "", dname[128] = "";
     err |= clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof ctx->platform, &ctx->platform,
                            NULL);
     err |= clGetDeviceInfo(ctx->device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
-    err |= clGetDeviceInfo(ctx->device, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL);
-    err |= clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ctx->global_mem,
-                           &ctx->global_mem, NULL);
-    err |= clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ctx->max_alloc,
-                           &ctx->max_alloc, NULL);
     err |= clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ctx->local_mem,
                            &ctx->local_mem, NULL);
     err |= clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof ctx->max_wg,
@@ -176,7 +171,7 @@ static int describe_device(clattn_ctx *ctx)
     ctx->max_alloc = (cl_ulong)largest.value;
     clGetPlatformInfo(ctx->platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
     snprintf(ctx->name, sizeof ctx->name, "%s: %s", pname, dname);
-    ctx->is_nvidia = contains_nocase(vendor, "nvidia");
+    ctx->is_nvidia = device_vendor(ctx->device) == CLATTN_VENDOR_NVIDIA;
     ctx->has_fp16 = has_extension(ctx->device, "cl_khr_fp16");
     ctx->has_nv_attrs = has_extension(ctx->device, "cl_nv_device_attribute_query");
     if (ctx->has_nv_attrs) {

@@ -234,6 +234,16 @@ static clattn_vendor vendor_of(cl_uint vendor_id, const char *vendor)
     return CLATTN_VENDOR_OTHER;
 }
 
+clattn_vendor device_vendor(cl_device_id dev)
+{
+    cl_uint vendor_id = 0;
+    char vendor[128] = "";
+    clGetDeviceInfo(dev, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_VENDOR, sizeof vendor, vendor, NULL);
+    vendor[sizeof vendor - 1] = '\0';
+    return vendor_of(vendor_id, vendor);
+}
+
 /* Names, versions and the platform's strings. */
 static int query_strings(cl_device_id dev, clattn_device_props *p, cl_platform_id *platform)
 {
@@ -384,18 +394,13 @@ static clattn_figure figure(double value, clattn_source source)
 int device_memory_limits(cl_device_id dev, clattn_figure *capacity, clattn_figure *max_alloc)
 {
     cl_ulong global, largest;
-    cl_platform_id platform;
-    char vendor[128] = "";
     int rc;
     if ((rc = INFO_VALUE(dev, CL_DEVICE_GLOBAL_MEM_SIZE, global))
-        || (rc = INFO_VALUE(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, largest))
-        || (rc = INFO_VALUE(dev, CL_DEVICE_PLATFORM, platform)))
+        || (rc = INFO_VALUE(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, largest)))
         return rc;
-    clGetPlatformInfo(platform, CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
-    vendor[sizeof vendor - 1] = '\0';
     *capacity = figure((double)global, CLATTN_SRC_REPORTED);
     *max_alloc = figure((double)largest, CLATTN_SRC_REPORTED);
-    if (strstr(vendor, "NVIDIA") && global > 2 * NVIDIA_CONTEXT_RESERVE) {
+    if (device_vendor(dev) == CLATTN_VENDOR_NVIDIA && global > 2 * NVIDIA_CONTEXT_RESERVE) {
         /* NVIDIA reports a quarter of memory as the largest buffer but
          * allocates more (34.96 GiB against 34.95 reported, and 67.5 GiB,
          * on the H200): only the memory itself bounds a buffer there. */

@@ -15,6 +15,9 @@ int device_identity(cl_device_id dev, char *name, size_t name_cap, char *driver,
  * cache, bandwidth and FLOP/s from the built-in table or the reported cache. */
 int device_ceilings_unmeasured(cl_device_id dev, clattn_ceilings *out);
 
+/* The device's vendor, from its PCI vendor id or its vendor string. */
+clattn_vendor device_vendor(cl_device_id dev);
+
 /* The memory a run may really use and the largest buffer the driver really
  * allocates: the reported figures, except where a driver is known to differ
  * (NVIDIA: a context reserve, and no limit below the memory on one buffer),

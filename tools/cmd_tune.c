@@ -69,13 +69,16 @@ static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_o
     return times[n / 2];
 }
 
-/* Causal FLOPs count only visible (query, key) pairs. */
+/* FLOPs of the visible (query, key) pairs, 4 d each, counted by the model
+ * (the convention of the PyTorch comparison: causal counts about half). */
 static double attention_flops(const clattn_shape *s, int causal)
 {
-    double pairs = (double)s->q_len * (double)s->kv_len;
-    if (causal)
-        pairs = (double)s->q_len * ((double)s->q_len + 1) / 2; /* Nq == Nk here */
-    return 4.0 * (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
+    clattn_causal_blocks blocks;
+    if (clattn_model_causal_blocks(s, causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE, 64,
+                                   64, &blocks) < 0)
+        return 0;
+    return 4.0 * (double)s->batch * (double)s->heads * (double)s->head_dim *
+           (double)blocks.visible_pairs;
 }
 
 struct tune_settings {

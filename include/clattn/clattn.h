@@ -149,7 +149,8 @@ typedef struct clattn_run_info {
     clattn_path path;           /* path that ran (never AUTO) */
     char kernel[64];            /* e.g. "naive/clblast", "fused/portable" */
     uint64_t predicted_peak_bytes; /* model's device memory for the path */
-    uint64_t allocated_bytes;   /* device memory the library allocated */
+    uint64_t allocated_bytes;   /* device memory the library holds for the run
+                                 * (the naive path's S and P, kept between calls) */
     char note[160];             /* why AUTO chose this path, "" otherwise */
 } clattn_run_info;
 
