@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 static void test_error_table(void **state)
 {

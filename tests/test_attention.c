@@ -1,6 +1,6 @@
 /*
  * Device tests: the naive and fused paths against the CPU reference on every
- * shape of tests/cases.h, through every entry point (host pointers, caller's
+ * shape of tools/cases.h, through every entry point (host pointers, caller's
  * buffers with events, a caller's own context). Exits 77 (skipped) when the
  * machine has no OpenCL device.
  */
@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "cases.h"
+#include "clattn/clattn.h"
+#include "clattn/device.h"
 
 static clattn_ctx *ctx;
 

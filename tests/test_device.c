@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 static clattn_ctx *ctx;
 static char cache_home[] = "/tmp/clattn-test-device-XXXXXX";

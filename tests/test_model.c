@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 #define KiB ((uint64_t)1 << 10)
 #define MiB ((uint64_t)1 << 20)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 static clattn_options opts_with(clattn_causal causal, float scale)
 {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 #define BENCH_MAX_LENS 32
 

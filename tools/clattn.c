@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 #include "commands.h"
 
 static const struct {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 /* Prints "clattn: error: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,10 +1,10 @@
 /* clattn verify: the naive and fused paths on the device against the CPU
- * reference, over the built-in shapes (tests/cases.h) or given ones. */
+ * reference, over the built-in shapes (tools/cases.h) or given ones. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../tests/cases.h"
+#include "cases.h"
 #include "cli.h"
 #include "commands.h"
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 #define NPY_MAX_DIMS 8
 

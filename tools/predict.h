@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 
 #define PREDICT_MAX_LENS 64
 

@@ -6,6 +6,11 @@
 #ifndef CLATTN_DEVICE_H
 #define CLATTN_DEVICE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clattn/clattn.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

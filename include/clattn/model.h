@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clattn/clattn.h" /* shapes, paths, CLATTN_API; it includes this file too */
+#include "clattn/types.h" /* shapes, paths, CLATTN_API */
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,174 @@
+/*
+ * clattn's plain types and the functions that need no OpenCL: status codes,
+ * shapes, options, the CPU reference and the comparison against it, half
+ * conversions. Include this header alone (with clattn/model.h for the byte
+ * model) in code that never touches a device: it does not include <CL/cl.h>.
+ * clattn/clattn.h includes it.
+ */
+#ifndef CLATTN_TYPES_H
+#define CLATTN_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clattn/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CLATTN_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CLATTN_API __attribute__((visibility("default")))
+#else
+#define CLATTN_API
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+/* X(name, value, message): the one table of error codes. */
+#define CLATTN_ERRNO_MAP(X)                                                        \
+    X(OK, 0, "success")                                                           \
+    X(EINVAL, -1, "invalid argument")                                             \
+    X(ENOMEM, -2, "out of host memory")                                           \
+    X(ENODEV, -3, "no matching OpenCL device")                                    \
+    X(ECL, -4, "OpenCL call failed")                                              \
+    X(EBUILD, -5, "kernel build failed")                                          \
+    X(EUNSUPPORTED, -6, "not supported on this device")                           \
+    X(EWOULDOOM, -7, "predicted to exceed device memory")                         \
+    X(EOVERFLOW, -8, "size overflows")                                            \
+    X(EIO, -9, "input/output error")                                              \
+    X(EFORMAT, -10, "malformed input")                                            \
+    X(EDEVLOST, -11, "device context lost (a kernel faulted)")                    \
+    X(EOOM, -12, "device out of memory")
+
+enum clattn_status {
+#define CLATTN_X_ENUM(name, value, msg) CLATTN_##name = (value),
+    CLATTN_ERRNO_MAP(CLATTN_X_ENUM)
+#undef CLATTN_X_ENUM
+};
+
+/* A static string describing `code`; "unknown error" for codes not listed. */
+CLATTN_API const char *clattn_strerror(int code);
+/* The code's name ("CLATTN_EINVAL"); "CLATTN_UNKNOWN" for codes not listed. */
+CLATTN_API const char *clattn_error_name(int code);
+/* Detail of the last failure on the calling thread ("" if none). Valid until
+ * the next clattn call on this thread. */
+CLATTN_API const char *clattn_last_error_detail(void);
+
+/* The library's version, "MAJOR.MINOR.PATCH", from clattn/version.h. */
+CLATTN_API const char *clattn_version(void);
+
+/* ------------------------------------------------------------------ shapes */
+
+typedef enum clattn_dtype {
+    CLATTN_F32 = 0, /* float storage */
+    CLATTN_F16 = 1, /* IEEE half storage; arithmetic accumulates in float */
+} clattn_dtype;
+
+typedef enum clattn_causal {
+    CLATTN_CAUSAL_NONE = 0,
+    CLATTN_CAUSAL_TOP_LEFT = 1,     /* key j visible to query i iff j <= i */
+    CLATTN_CAUSAL_BOTTOM_RIGHT = 2, /* iff j <= i + Nk - Nq */
+} clattn_causal;
+
+typedef enum clattn_path {
+    CLATTN_PATH_AUTO = 0, /* fused: it moves 1 + N/d times fewer bytes; run_info
+                           * notes whether naive would even have fit */
+    CLATTN_PATH_NAIVE = 1,
+    CLATTN_PATH_FUSED = 2,
+} clattn_path;
+
+typedef struct clattn_shape {
+    size_t batch;    /* B >= 1 */
+    size_t heads;    /* H >= 1, query heads */
+    size_t kv_heads; /* Hkv >= 1, divides H */
+    size_t q_len;    /* Nq >= 1 */
+    size_t kv_len;   /* Nk >= 1 */
+    size_t head_dim; /* d, 1..256 */
+    clattn_dtype dtype;
+} clattn_shape;
+
+/* Bytes of one element of `dtype` (4 or 2); 0 for an unknown dtype. */
+CLATTN_API size_t clattn_dtype_size(clattn_dtype dtype);
+
+/* Checks a shape: every size >= 1, H % Hkv == 0, d <= 256, known dtype, and
+ * no element count or byte size overflows. CLATTN_EINVAL / CLATTN_EOVERFLOW. */
+CLATTN_API int clattn_shape_check(const clattn_shape *shape);
+
+/* Elements of Q (= O) and of K (= V) for a valid shape. */
+CLATTN_API size_t clattn_shape_q_elems(const clattn_shape *shape);
+CLATTN_API size_t clattn_shape_kv_elems(const clattn_shape *shape);
+
+/* ----------------------------------------------------------------- options */
+
+/* Which fused kernel runs. AUTO picks the best one the device supports. */
+typedef enum clattn_fused_kernel {
+    CLATTN_FUSED_AUTO = 0,
+    CLATTN_FUSED_PORTABLE = 1, /* OpenCL C 1.2, any device */
+    CLATTN_FUSED_NV_MMA = 2,   /* NVIDIA tensor cores (sm_80+) via inline PTX */
+} clattn_fused_kernel;
+
+typedef struct clattn_options {
+    clattn_causal causal;
+    float scale;       /* 0 means 1/sqrt(d) */
+    clattn_path path;
+    clattn_fused_kernel fused_kernel;
+    int allow_oom;     /* nonzero: run even when the model predicts the path
+                        * will not fit (to confirm the prediction) */
+    int use_clblast;   /* nonzero (default): CLBlast GEMMs on the naive path
+                        * where it supports the dtype on the device */
+    size_t block_m;    /* fused query rows per work-group; 0: tuned or default */
+    size_t block_n;    /* fused keys per block; 0: tuned or default */
+} clattn_options;
+
+/* Fills `opts` with defaults: no causal mask, scale 1/sqrt(d), path AUTO,
+ * fused kernel AUTO, allow_oom 0, use_clblast 1, tiles chosen by the library. */
+CLATTN_API void clattn_default_options(clattn_options *opts);
+
+/* What a run did (filled by the attention functions when non-NULL). */
+typedef struct clattn_run_info {
+    clattn_path path;           /* path that ran (never AUTO) */
+    char kernel[64];            /* e.g. "naive/clblast", "fused/portable" */
+    uint64_t predicted_peak_bytes; /* model's device memory for the path */
+    uint64_t allocated_bytes;   /* device memory the library holds for the run
+                                 * (the naive path's S and P, kept between calls) */
+    char note[160];             /* why AUTO chose this path, "" otherwise */
+} clattn_run_info;
+
+/* ---------------------------------------------------------- CPU reference */
+
+/* Computes attention on the CPU in double precision from inputs stored in
+ * shape->dtype, writing O as doubles ([B, H, Nq, d]). Same semantics as the
+ * device paths, including causal alignment and zero rows for queries that
+ * see no key. Needs no OpenCL. */
+CLATTN_API int clattn_reference(const clattn_shape *shape, const clattn_options *opts,
+                                const void *q, const void *k, const void *v, double *o);
+
+/* ------------------------------------------------------------ verification */
+
+/* Tolerances a path must meet against the reference, per dtype: the largest
+ * absolute error and the relative L2 error ||out - ref|| / ||ref||.
+ * fp32: 1e-4 and 1e-5; fp16: 4e-3 and 2e-3 (half storage of inputs is shared
+ * with the reference; what remains is the rounding of S, P and O). */
+CLATTN_API void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2);
+
+/* Compares a device result `out` (shape->dtype, [B, H, Nq, d]) with a
+ * reference. NaN in `out` (e.g. an element left poisoned) makes both errors
+ * infinite; *nan_count (may be NULL) receives how many. */
+CLATTN_API int clattn_compare(const clattn_shape *shape, const void *out, const double *ref,
+                              double *max_abs, double *rel_l2, size_t *nan_count);
+
+/* Fills `n` elements of `dtype` with uniform random values in [-1, 1) drawn
+ * from `seed` (never zero). */
+CLATTN_API void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed);
+
+/* IEEE half <-> float conversions (round to nearest even), for callers that
+ * prepare fp16 data on the host. */
+CLATTN_API uint16_t clattn_f32_to_f16(float x);
+CLATTN_API float clattn_f16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLATTN_TYPES_H */

@@ -1,0 +1,82 @@
+/* Public queries about the kernels a context would run, the workspace it
+ * keeps, and recording tuned tiles. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/options.h"
+#include "context/context.h"
+#include "fused/fused.h"
+#include "naive/naive.h"
+#include "tune/tune.h"
+
+/* The checks and the plan both queries start from. */
+static int query_plan(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                      struct fused_plan *plan)
+{
+    int rc = ctx_usable(ctx);
+    if (rc < 0 || (rc = clattn_shape_check(shape)) < 0)
+        return rc;
+    return fused_plan(ctx, shape, opts, plan);
+}
+
+int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                       size_t *block_m, size_t *block_n, clattn_fused_kernel *kernel)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx && shape && block_m && block_n);
+    clattn_options defaults;
+    opts = clattn_options_or_default(opts, &defaults);
+    struct fused_plan plan;
+    int rc = query_plan(ctx, shape, opts, &plan);
+    if (rc < 0)
+        return rc;
+    *block_m = plan.tiles.bm;
+    *block_n = plan.tiles.bn;
+    if (kernel)
+        *kernel = plan.kernel->id;
+    return CLATTN_OK;
+}
+
+int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
+                            const clattn_options *opts, char *fused, size_t fused_cap,
+                            char *naive, size_t naive_cap)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx && shape);
+    CLATTN_CHECK_ARG(fused || !fused_cap);
+    CLATTN_CHECK_ARG(naive || !naive_cap);
+    clattn_options defaults;
+    opts = clattn_options_or_default(opts, &defaults);
+    struct fused_plan plan;
+    int rc = query_plan(ctx, shape, opts, &plan);
+    if (rc < 0)
+        return rc;
+    if (fused && fused_cap)
+        snprintf(fused, fused_cap, "fused/%s %zux%zu", plan.kernel->name, plan.tiles.bm,
+                 plan.tiles.bn);
+    if (naive && naive_cap) {
+        char names[48];
+        naive_gemm_names(ctx, shape, opts->use_clblast, names, sizeof names);
+        snprintf(naive, naive_cap, "naive/%s", names);
+    }
+    return CLATTN_OK;
+}
+
+int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
+                       size_t head_dim, int causal, size_t block_m, size_t block_n)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx);
+    const struct fused_kernel *k = fused_kernel_by_id(kernel);
+    CLATTN_CHECK_ARG(k != NULL);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    CLATTN_CHECK_ARG(head_dim >= 1 && head_dim <= 256);
+    CLATTN_CHECK_ARG(block_m >= 1 && block_m <= 1024 && block_n >= 1 && block_n <= 1024);
+    return tune_store(ctx, k->name, dtype, head_dim, causal, block_m, block_n);
+}
+
+void clattn_release_workspace(clattn_ctx *ctx)
+{
+    if (ctx)
+        naive_state_release(&ctx->naive);
+}

@@ -1,0 +1,33 @@
+/* Device-side random inputs (cl/util.cl): benchmark inputs of gigabytes are
+ * drawn where they are used instead of crossing the host link. */
+#include "context/context.h"
+#include "context/program.h"
+
+int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype,
+                          uint32_t seed)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx && buf);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    size_t bytes = 0;
+    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
+        n > bytes / clattn_dtype_size(dtype))
+        return clattn_fail(CLATTN_EINVAL, "buffer holds fewer than %zu elements", n);
+    if (n == 0)
+        return CLATTN_OK;
+    cl_kernel kern;
+    int rc = kernel_get(ctx, "util.cl", dtype == CLATTN_F16 ? "-DDTYPE_F16" : "",
+                               "fill_random", &kern);
+    if (rc < 0)
+        return rc;
+    cl_ulong count = n;
+    cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &buf);
+    err |= clSetKernelArg(kern, 1, sizeof count, &count);
+    err |= clSetKernelArg(kern, 2, sizeof seed, &seed);
+    /* A grid-stride loop: enough work-items to fill any device. */
+    size_t global = 1 << 20;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, NULL, 0, NULL, NULL);
+    clReleaseKernel(kern);
+    return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "fill_random");
+}

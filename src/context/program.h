@@ -1,0 +1,44 @@
+/* The context's built programs: each (kernel file, options) variant is
+ * built once per context and kept, with the kernel objects made from it,
+ * until the context closes. */
+#ifndef CLATTN_SRC_RUNTIME_PROGRAM_H
+#define CLATTN_SRC_RUNTIME_PROGRAM_H
+
+#include <stddef.h>
+
+#include "clattn/clattn.h"
+
+#define PROGRAM_KERNELS_MAX 8
+
+/* One built program and the kernel objects made from it so far (each call
+ * reuses them: arguments are captured at enqueue, and a context serves one
+ * thread at a time). */
+struct program_entry {
+    char *file;
+    char *options;
+    cl_program program;
+    struct {
+        char name[48];
+        cl_kernel kernel;
+    } kernels[PROGRAM_KERNELS_MAX];
+};
+
+struct program_cache {
+    struct program_entry *entries;
+    size_t count, cap;
+};
+
+/* Returns the program built from `file` with `options` on the context's
+ * device, building it on first use. On a build failure the detail holds the
+ * build log. */
+int program_get(clattn_ctx *ctx, const char *file, const char *options, cl_program *out);
+
+/* Kernel `name` of a cached program, with a reference for the caller, who
+ * releases it when done (the cache keeps its own). */
+int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const char *name,
+               cl_kernel *out);
+
+/* Releases every program and kernel of the cache. */
+void program_cache_release(struct program_cache *cache);
+
+#endif

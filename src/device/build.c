@@ -1,0 +1,103 @@
+/* Building one kernel file into a program (see build.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device/cl_error.h"
+#include "device/build.h"
+#include "device/kernel_source.h"
+
+/* Appends the build log to the error detail, so a user sees why. */
+static void attach_build_log(cl_program prog, cl_device_id device)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) ||
+        !len)
+        return;
+    char *log = malloc(len + 1);
+    if (!log)
+        return;
+    if (!clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, len, log, NULL)) {
+        log[len] = '\0';
+        clattn_detail_append("\nbuild log:\n");
+        clattn_detail_append(log);
+    }
+    free(log);
+}
+
+/* Developer aid: with $CLATTN_BUILD_LOG_DIR set, every build's options and
+ * log (e.g. NVIDIA's -cl-nv-verbose register report) go to a file there. */
+static void save_build_log(cl_program prog, cl_device_id device, const char *file,
+                           const char *options)
+{
+    const char *dir = getenv("CLATTN_BUILD_LOG_DIR");
+    if (!dir || !*dir)
+        return;
+    /* Builds are numbered per process so that each keeps its own files. */
+    static _Atomic unsigned counter;
+    const unsigned n = counter++;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.log", dir, (long)getpid(), n, file);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    size_t len = 0;
+    char *log = NULL;
+    if (!clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) && len &&
+        (log = malloc(len + 1)) &&
+        !clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, len, log, NULL)) {
+        log[len] = '\0';
+    }
+    fprintf(f, "file: %s\noptions: %s\n%s\n", file, options, log ? log : "");
+    free(log);
+    fclose(f);
+    /* The program binary too: PTX text on NVIDIA, for ptxas / cuobjdump. */
+    size_t bin_len = 0;
+    unsigned char *bin = NULL;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof bin_len, &bin_len, NULL) ||
+        !bin_len || !(bin = malloc(bin_len)))
+        return;
+    if (!clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL)) {
+        snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.bin", dir, (long)getpid(), n, file);
+        if ((f = fopen(path, "wb"))) {
+            fwrite(bin, 1, bin_len, f);
+            fclose(f);
+        }
+    }
+    free(bin);
+}
+
+int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
+                  const char *options, cl_program *out)
+{
+    char *body = NULL;
+    int rc = clattn_kernel_source(file, &body);
+    if (rc < 0)
+        return rc;
+    const char *src = body;
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    free(body);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clCreateProgramWithSource");
+    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose). */
+    char all_options[1024];
+    const char *extra = getenv("CLATTN_BUILD_OPTIONS");
+    snprintf(all_options, sizeof all_options, "%s %s", options, extra ? extra : "");
+    err = clBuildProgram(prog, 1, &device, all_options, NULL, NULL);
+    save_build_log(prog, device, file, all_options);
+    if (err != CL_SUCCESS) {
+        /* A device that faulted fails every build (NVIDIA: -9999): that is
+         * a lost context, not a kernel the compiler rejects. */
+        int code = clattn_code_of_cl(err, 0) == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : CLATTN_EBUILD;
+        rc = clattn_fail(code, "building %s with \"%s\" on %s -> %s (%d)", file, options,
+                         label, clattn_cl_status_name(err), (int)err);
+        attach_build_log(prog, device);
+        clReleaseProgram(prog);
+        return rc;
+    }
+    *out = prog;
+    return CLATTN_OK;
+}
+

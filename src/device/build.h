@@ -1,0 +1,15 @@
+/* Building one kernel file into a program: the source (embedded, or from
+ * $CLATTN_KERNEL_DIR), the options every build gets, and the build log in
+ * the error detail when it fails. No caching here (context/program.h). */
+#ifndef CLATTN_SRC_RUNTIME_BUILD_H
+#define CLATTN_SRC_RUNTIME_BUILD_H
+
+#include "clattn/clattn.h"
+
+/* Builds kernel file `file` (e.g. "fused.cl") with `options` for `device` of
+ * `context`. `label` names the device in messages. On CLATTN_EBUILD the
+ * detail holds the build log. */
+int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
+                  const char *options, cl_program *out);
+
+#endif

@@ -1,0 +1,134 @@
+/* Device enumeration and selection: the platforms are discovered once per
+ * process, since ICD loaders and drivers are not safe to start from two
+ * threads at once (two cold clattn_open calls crashed inside PoCL's start-up
+ * about half the time). */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "device/cl_error.h"
+#include "device/cl_info.h"
+#include "device/list.h"
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES_PER_PLATFORM 64
+
+static struct {
+    pthread_once_t once;
+    cl_platform_id ids[MAX_PLATFORMS];
+    cl_uint count;
+    cl_int err;
+} platforms = { .once = PTHREAD_ONCE_INIT };
+
+static void discover_platforms(void)
+{
+    cl_uint n = 0;
+    platforms.err = clGetPlatformIDs(MAX_PLATFORMS, platforms.ids, &n);
+    platforms.count = n > MAX_PLATFORMS ? MAX_PLATFORMS : n;
+}
+
+int clattn_list_devices(clattn_device_entry *entries, size_t cap, size_t *count)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(count);
+    CLATTN_CHECK_ARG(entries || cap == 0);
+    *count = 0;
+    pthread_once(&platforms.once, discover_platforms);
+    const cl_int err = platforms.err;
+    const cl_uint np = platforms.count;
+    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */ || (err == CL_SUCCESS && np == 0))
+        return clattn_fail(CLATTN_ENODEV, "no OpenCL platform is installed (is an ICD, e.g. "
+                                          "pocl-opencl-icd, present?)");
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clGetPlatformIDs");
+    for (cl_uint p = 0; p < np; p++) {
+        cl_device_id devs[MAX_DEVICES_PER_PLATFORM];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms.ids[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES_PER_PLATFORM, devs,
+                           &nd) != CL_SUCCESS)
+            continue; /* a platform without devices is not an error */
+        if (nd > MAX_DEVICES_PER_PLATFORM)
+            nd = MAX_DEVICES_PER_PLATFORM;
+        char pname[128] = "", dname[128] = "";
+        clGetPlatformInfo(platforms.ids[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+        for (cl_uint d = 0; d < nd; d++, (*count)++) {
+            if (*count >= cap)
+                continue;
+            clattn_device_entry *e = &entries[*count];
+            e->platform = platforms.ids[p];
+            e->device = devs[d];
+            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname, dname, NULL);
+            clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof e->type, &e->type, NULL);
+            snprintf(e->name, sizeof e->name, "%s: %s", pname, dname);
+        }
+    }
+    if (*count == 0)
+        return clattn_fail(CLATTN_ENODEV, "OpenCL platforms exist but expose no device");
+    return CLATTN_OK;
+}
+
+/* Besides its name, a device answers to its type ("gpu", "cpu") and its
+ * platform's vendor ("pocl" for "The pocl project"). */
+static int matches_extra(const clattn_device_entry *e, const char *selector)
+{
+    char vendor[128] = "";
+    const char *type = (e->type & CL_DEVICE_TYPE_GPU) ? "gpu"
+                       : (e->type & CL_DEVICE_TYPE_CPU) ? "cpu"
+                       : (e->type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator" : "";
+    if (!strcasecmp(selector, type))
+        return 1;
+    clGetPlatformInfo(e->platform, CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
+    vendor[sizeof vendor - 1] = '\0';
+    return contains_nocase(vendor, selector);
+}
+
+/* A device's capability for the default choice: compute units x clock. */
+static double device_score(cl_device_id dev)
+{
+    cl_uint cus = 0, mhz = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL);
+    return (double)cus * (double)(mhz ? mhz : 1);
+}
+
+int device_select(const char *selector, clattn_device_entry *chosen)
+{
+    clattn_device_entry list[MAX_PLATFORMS * 4];
+    size_t n = 0;
+    int rc = clattn_list_devices(list, sizeof list / sizeof list[0], &n);
+    if (rc < 0)
+        return rc;
+    if (n > sizeof list / sizeof list[0])
+        n = sizeof list / sizeof list[0];
+    if (selector && *selector) {
+        char *end;
+        unsigned long idx = strtoul(selector, &end, 10);
+        if (isdigit((unsigned char)*selector) && !*end) {
+            if (idx >= n)
+                return clattn_fail(CLATTN_ENODEV, "device index %lu out of range (%zu devices)",
+                                   idx, n);
+            *chosen = list[idx];
+            return CLATTN_OK;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (contains_nocase(list[i].name, selector) || matches_extra(&list[i], selector)) {
+                *chosen = list[i];
+                return CLATTN_OK;
+            }
+        }
+        return clattn_fail(CLATTN_ENODEV, "no device matches \"%s\" (clattn devices lists them)",
+                           selector);
+    }
+    /* Default: the most capable GPU; without one, the first other device. */
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if ((list[i].type & CL_DEVICE_TYPE_GPU) &&
+            (best == n || device_score(list[i].device) > device_score(list[best].device)))
+            best = i;
+    *chosen = list[best == n ? 0 : best];
+    return CLATTN_OK;
+}
+

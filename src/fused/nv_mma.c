@@ -1,0 +1,89 @@
+/* The tensor-core fused kernel (cl/fused_nv_mma.cl): NVIDIA sm_80+, fp16,
+ * inline PTX mma.sync / ldmatrix / cp.async. A work-group of WARPS warps owns
+ * BM = 16 x MT x WARPS query rows. */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "fused/kernel.h"
+
+static const char *cannot_run(const struct device_facts *dev, const clattn_shape *s)
+{
+    if (dev->nv_cc < 80)
+        return "needs an NVIDIA device of compute capability 8.0 or newer";
+    if (s->dtype != CLATTN_F16)
+        return "needs fp16 storage";
+    if (s->head_dim != 64 && s->head_dim != 128 && s->head_dim != 256)
+        return "needs d = 64, 128 or 256";
+    return NULL;
+}
+
+/* Static local arrays may exceed the reported 48 KiB on NVIDIA, up to the
+ * SM's 227 KiB. */
+#define LOCAL_MAX (227 * 1024)
+
+/* Local bytes: Q (BM rows), K and V (BN rows each), fp16. */
+static size_t local_bytes(size_t bm, size_t bn, size_t d)
+{
+    return (bm + 2 * bn) * d * 2;
+}
+
+static const struct fused_tiles candidates[] = {
+    { 64, 32 }, { 64, 64 }, { 64, 128 }, { 128, 32 }, { 128, 64 }, { 128, 128 },
+    { 256, 32 }, { 256, 64 },
+};
+
+/* The fastest measured on an H200 (B=4 H=16 N=4096 fp16, docs/PERFORMANCE.md),
+ * causal or not. BM = 128 is two 16-row tiles per warp for d <= 128 (4
+ * warps), one per warp at d = 256 (8 warps), whose accumulators would not
+ * fit twice. */
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
+                          struct fused_tiles *out)
+{
+    (void)dev;
+    out->bm = 128;
+    out->bn = s->head_dim == 128 ? 64 : 128;
+}
+
+static int configure(const struct device_facts *dev, const clattn_shape *s,
+                     struct fused_plan *plan)
+{
+    (void)dev;
+    const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    if (bm % 64 || bm == 0 || bm > 256 || bn % 16 || bn == 0 || bn > 256)
+        return clattn_fail(CLATTN_EINVAL, "tensor-core tiles need BM a multiple of 64 up to 256 "
+                           "and BN a multiple of 16 up to 256 (asked %zux%zu)", bm, bn);
+    if (local_bytes(bm, bn, d) > LOCAL_MAX)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "tensor-core tile %zux%zu needs %zu B of local "
+                           "memory for d=%zu", bm, bn, local_bytes(bm, bn, d), d);
+    /* Two 16-row tiles per warp halve local-memory reads per mma, when the
+     * accumulators of both fit in registers (d <= 128). */
+    plan->m_tiles = d <= 128 && bm % 128 == 0 ? 2 : 1;
+    plan->warps = bm / (16 * plan->m_tiles);
+    plan->local = plan->warps * 32;
+    plan->padded_dim = d;
+    return CLATTN_OK;
+}
+
+static void options(const clattn_shape *s, int causal, const struct fused_plan *plan, char *buf,
+                    size_t cap)
+{
+    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu -DCAUSAL=%d", s->head_dim,
+             plan->tiles.bn, plan->warps, plan->m_tiles, causal);
+}
+
+static const clattn_shape probe_shape = { 1, 1, 1, 64, 64, 64, CLATTN_F16 };
+
+const struct fused_kernel fused_nv_mma = {
+    .name = "nv-mma",
+    .id = CLATTN_FUSED_NV_MMA,
+    .file = "fused_nv_mma.cl",
+    .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
+    .cannot_run = cannot_run,
+    .probe_shape = &probe_shape,
+    .candidates = candidates,
+    .n_candidates = sizeof candidates / sizeof candidates[0],
+    .default_tiles = default_tiles,
+    .configure = configure,
+    .options = options,
+    .launch = fused_launch_standard,
+};

@@ -1,0 +1,80 @@
+/* The portable fused kernel (cl/fused.cl): OpenCL C 1.2, any device. A
+ * work-group owns BM query rows; TPR work-items share each row. */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "fused/kernel.h"
+
+/* Local bytes of cl/fused.cl for a tile: Q (BM x DP), K or V (BN x (DP+1)),
+ * scores (BM x (BN+1)), all float. */
+static size_t local_bytes(size_t bm, size_t bn, size_t dp)
+{
+    return 4 * (bm * dp + bn * (dp + 1) + bm * (bn + 1));
+}
+
+static size_t round_up(size_t x, size_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+static const char *cannot_run(const struct device_facts *dev, const clattn_shape *s)
+{
+    (void)dev;
+    (void)s;
+    return NULL;
+}
+
+/* Larger tiles reuse each K/V load over more queries; the defaults take the
+ * first that fits the device. */
+static const struct fused_tiles candidates[] = {
+    { 64, 64 }, { 64, 32 }, { 32, 32 }, { 32, 16 }, { 16, 16 }, { 16, 8 }, { 8, 8 }, { 4, 4 },
+};
+
+static int configure(const struct device_facts *dev, const clattn_shape *s,
+                     struct fused_plan *plan)
+{
+    const size_t bm = plan->tiles.bm, bn = plan->tiles.bn;
+    const size_t max_wg = dev->max_wg < 256 ? dev->max_wg : 256;
+    /* Leave room for what the compiler itself keeps in local memory. */
+    const size_t budget = dev->local_mem > 1024 ? dev->local_mem - 1024 : dev->local_mem;
+    if (bm == 0 || bn == 0 || bm > max_wg || bn > 1024)
+        return clattn_fail(CLATTN_EINVAL, "portable tile %zux%zu: BM must be 1..%zu and BN "
+                           "1..1024", bm, bn, max_wg);
+    /* BN must be a multiple of the work-items per row. */
+    size_t tpr = max_wg / bm;
+    if (tpr > bn)
+        tpr = bn;
+    if (bn % tpr)
+        return clattn_fail(CLATTN_EINVAL, "portable tile %zux%zu: BN must be a multiple of the "
+                           "%zu work-items per row", bm, bn, tpr);
+    const size_t dp = round_up(s->head_dim, tpr);
+    if (local_bytes(bm, bn, dp) > budget)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "portable tile %zux%zu needs %zu B of local "
+                           "memory for d=%zu; the device has %llu B", bm, bn,
+                           local_bytes(bm, bn, dp), s->head_dim, (unsigned long long)budget);
+    plan->threads_per_row = tpr;
+    plan->padded_dim = dp;
+    plan->local = bm * tpr;
+    return CLATTN_OK;
+}
+
+static void options(const clattn_shape *s, int causal, const struct fused_plan *plan, char *buf,
+                    size_t cap)
+{
+    snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu -DCAUSAL=%d%s",
+             s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
+             plan->threads_per_row, causal, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+}
+
+const struct fused_kernel fused_portable = {
+    .name = "portable",
+    .id = CLATTN_FUSED_PORTABLE,
+    .file = "fused.cl",
+    .summary = "OpenCL C 1.2 tiles with an online softmax, any device",
+    .cannot_run = cannot_run,
+    .candidates = candidates,
+    .n_candidates = sizeof candidates / sizeof candidates[0],
+    .configure = configure,
+    .options = options,
+    .launch = fused_launch_standard,
+};

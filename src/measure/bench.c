@@ -1,0 +1,143 @@
+/* The timing harness of the measurements: warm-up, repetitions scaled to a
+ * target duration, median and spread, and the launch geometry they share. */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "measure/measure.h"
+
+double measure_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median and min-max of samples[0..n) (sorts them). */
+clattn_stat measure_stat_of(double *samples, uint32_t n)
+{
+    clattn_stat s = { 0, 0, 0, n };
+    if (!n)
+        return s;
+    qsort(samples, n, sizeof *samples, cmp_double);
+    s.min = samples[0];
+    s.max = samples[n - 1];
+    s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    return s;
+}
+
+void bench_progress(struct bench *b, const char *stage)
+{
+    if (b->opts->progress)
+        b->opts->progress(b->opts->progress_user, stage,
+                          b->steps_total ? (double)b->steps_done / b->steps_total : 0.0);
+}
+
+/* One launch of k, timed by its profiling event (or clFinish and the host
+ * clock when the queue has no profiling). */
+static int time_launch(struct bench *b, cl_kernel k, size_t global, size_t local, double *seconds)
+{
+    cl_command_queue q = b->ctx->queue;
+    cl_event ev = NULL;
+    double t0 = measure_now_seconds();
+    cl_int err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL,
+                                        b->profiling ? &ev : NULL);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(measure)");
+    if (!b->profiling) {
+        if ((err = clFinish(q)) != CL_SUCCESS)
+            return clattn_fail_cl(err, "clFinish(measure)");
+        *seconds = measure_now_seconds() - t0;
+        return 0;
+    }
+    cl_ulong start = 0, end = 0;
+    err = clWaitForEvents(1, &ev);
+    if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    clReleaseEvent(ev);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clGetEventProfilingInfo(measure)");
+    *seconds = end > start ? 1e-9 * (double)(end - start) : 1e-9;
+    return 0;
+}
+
+static cl_uint round_work(const struct workload *w, double work)
+{
+    double q = w->work_quantum;
+    double r = ceil(work / q) * q;
+    return r < q ? w->work_quantum : r > w->work_max ? w->work_max : (cl_uint)r;
+}
+
+static int launch_work(struct bench *b, const struct workload *w, cl_uint work, double *seconds)
+{
+    cl_int err = clSetKernelArg(w->kernel, w->work_arg, sizeof work, &work);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clSetKernelArg(measure work)");
+    int rc = w->before_launch ? w->before_launch(w->state, w->kernel, work) : 0;
+    return rc ? rc : time_launch(b, w->kernel, w->global, w->local, seconds);
+}
+
+/* Warms up untimed, scales the work so a run lasts about b->run_seconds, then
+ * times b->repetitions runs: *rate is units per second. */
+int measure_rate(struct bench *b, const struct workload *w, clattn_stat *rate)
+{
+    double t, samples[MAX_REPETITIONS];
+    cl_uint work = round_work(w, w->work_warm);
+    int rc = launch_work(b, w, work, &t);
+    if (rc)
+        return rc;
+    work = round_work(w, w->work_quantum);
+    for (int i = 0; i < 4; i++) {
+        if ((rc = launch_work(b, w, work, &t)))
+            return rc;
+        if (t >= 0.5 * b->run_seconds || work >= w->work_max)
+            break;
+        work = round_work(w, work * fmin(b->run_seconds / fmax(t, 1e-7), 1e6));
+    }
+    for (uint32_t r = 0; r < b->repetitions; r++) {
+        if ((rc = launch_work(b, w, work, &t)))
+            return rc;
+        samples[r] = w->units_per_work * work / t;
+    }
+    *rate = measure_stat_of(samples, b->repetitions);
+    return 0;
+}
+
+size_t bench_group_size(const struct bench *b)
+{
+    return b->ctx->dev.max_wg < 256 ? b->ctx->dev.max_wg : 256;
+}
+
+/* Work-items that fill the device: several groups per compute unit. */
+size_t bench_filling_global(const struct bench *b)
+{
+    return (size_t)b->ctx->dev.compute_units * bench_group_size(b) * (b->is_cpu ? 2 : 8);
+}
+
+/* A device buffer of `bytes`, filled so that reads touch real pages. */
+int bench_filled_buffer(struct bench *b, uint64_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(b->ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clCreateBuffer(measure)");
+    const float pattern = 1.0f / 1024.0f;
+    err = clEnqueueFillBuffer(b->ctx->queue, *out, &pattern, sizeof pattern, 0, bytes, 0, NULL,
+                              NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(b->ctx->queue);
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(*out);
+        *out = NULL;
+        return clattn_fail_cl(err, "clEnqueueFillBuffer(measure)");
+    }
+    return 0;
+}

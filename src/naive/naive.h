@@ -1,0 +1,39 @@
+/* The naive path, exactly the seed's model: S = scale Q K^T is written to
+ * device memory for every head, softmax reads S and writes P to a second
+ * buffer, and O = P V reads P: four passes over the N^2 scores. */
+#ifndef CLATTN_SRC_NAIVE_NAIVE_H
+#define CLATTN_SRC_NAIVE_NAIVE_H
+
+#include <stdint.h>
+
+#include "naive/gemm.h"
+#include "context/call.h"
+
+/* What the path keeps in a context: S and P between calls (as a framework's
+ * caching allocator keeps them), and the GEMM backends' probe results. */
+struct naive_state {
+    cl_mem scratch[2]; /* S, P */
+    size_t scratch_bytes[2];
+    struct gemm_state gemm;
+};
+
+/* The path's GEMM descriptors (Q K^T into S, P V into O). Grouped-query
+ * heads share K and V, so the g = H / Hkv query heads of one key/value head
+ * form one g*Nq-row GEMM: the batch is B*Hkv with constant strides. */
+void naive_gemms(const clattn_shape *s, float scale, cl_mem q, cl_mem k, cl_mem v, cl_mem o,
+                 cl_mem scores, cl_mem probs, struct gemm_desc *qk, struct gemm_desc *pv);
+
+/* What runs the two GEMMs for `s`: one backend name, or "A+B" when Q K^T and
+ * P V go to different ones. May build probe programs. */
+void naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, char *buf,
+                      size_t cap);
+
+/* Workspace bytes beyond S and P (CLBlast's temporaries). */
+int naive_extra_bytes(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, uint64_t *bytes);
+
+int naive_enqueue(clattn_ctx *ctx, const struct attention_call *call);
+
+/* Frees S and P. */
+void naive_state_release(struct naive_state *state);
+
+#endif

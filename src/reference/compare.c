@@ -1,0 +1,67 @@
+/* What a device result is judged by: tolerances per dtype, the comparison
+ * with the reference, and the random inputs checks draw. No OpenCL. */
+#include <math.h>
+
+#include "core/error.h"
+
+void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2)
+{
+    /* fp32: float accumulation over at most a few thousand terms.
+     * fp16: the output is rounded to half (2^-11 relative), and the naive
+     * path also rounds S (absolute error |S| 2^-11 in the logits) and P. */
+    double a = dtype == CLATTN_F16 ? 4e-3 : 1e-4;
+    double r = dtype == CLATTN_F16 ? 2e-3 : 1e-5;
+    if (max_abs)
+        *max_abs = a;
+    if (rel_l2)
+        *rel_l2 = r;
+}
+
+int clattn_compare(const clattn_shape *s, const void *out, const double *ref, double *max_abs,
+                   double *rel_l2, size_t *nan_count)
+{
+    CLATTN_CHECK_ARG(s && out && ref && max_abs && rel_l2);
+    int rc = clattn_shape_check(s);
+    if (rc < 0)
+        return rc;
+    const size_t n = clattn_shape_q_elems(s);
+    double worst = 0.0, diff2 = 0.0, ref2 = 0.0;
+    size_t nans = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = s->dtype == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)out)[i])
+                                          : ((const float *)out)[i];
+        if (isnan(x)) {
+            nans++;
+            continue;
+        }
+        double e = fabs(x - ref[i]);
+        if (e > worst || isinf(e))
+            worst = e;
+        diff2 += e * e;
+        ref2 += ref[i] * ref[i];
+    }
+    *max_abs = nans ? INFINITY : worst;
+    *rel_l2 = nans ? INFINITY : (ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2));
+    if (nan_count)
+        *nan_count = nans;
+    return CLATTN_OK;
+}
+
+void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
+{
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    for (size_t i = 0; i < n; i++) {
+        /* xorshift64*: cheap, and plenty for test data. */
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        uint64_t r = x * 0x2545F4914F6CDD1Dull;
+        /* Odd multiples of 2^-24 in [-1, 1): never exactly zero. */
+        float f = ((float)(r >> 40) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
+        if (dtype == CLATTN_F16)
+            ((uint16_t *)data)[i] = clattn_f32_to_f16(f);
+        else
+            ((float *)data)[i] = f;
+    }
+}
+

@@ -1,0 +1,85 @@
+/*
+ * CPU reference: attention in double precision, straight from the
+ * definition, with the device paths' semantics (GQA head mapping, both causal
+ * alignments, zero output for a query that sees no key). Slow on purpose:
+ * its only job is to be obviously right.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/options.h"
+
+static double load(const void *base, size_t i, clattn_dtype dtype)
+{
+    if (dtype == CLATTN_F16)
+        return clattn_f16_to_f32(((const uint16_t *)base)[i]);
+    return ((const float *)base)[i];
+}
+
+/* One query row of one head: softmax over the visible keys, then P V. */
+static void reference_row(const clattn_shape *s, const void *q, const void *k, const void *v,
+                          size_t q_off, size_t kv_off, long last, double scale, double *scores,
+                          double *out)
+{
+    const size_t d = s->head_dim;
+    for (size_t x = 0; x < d; x++)
+        out[x] = 0.0;
+    if (last < 0)
+        return;
+    double mx = -INFINITY;
+    for (long j = 0; j <= last; j++) {
+        double dot = 0.0;
+        for (size_t x = 0; x < d; x++)
+            dot += load(q, q_off + x, s->dtype) * load(k, kv_off + (size_t)j * d + x, s->dtype);
+        scores[j] = dot * scale;
+        if (scores[j] > mx)
+            mx = scores[j];
+    }
+    double sum = 0.0;
+    for (long j = 0; j <= last; j++) {
+        scores[j] = exp(scores[j] - mx);
+        sum += scores[j];
+    }
+    for (long j = 0; j <= last; j++) {
+        double p = scores[j] / sum;
+        for (size_t x = 0; x < d; x++)
+            out[x] += p * load(v, kv_off + (size_t)j * d + x, s->dtype);
+    }
+}
+
+int clattn_reference(const clattn_shape *s, const clattn_options *opts, const void *q,
+                     const void *k, const void *v, double *o)
+{
+    clattn_clear_error();
+    clattn_options defaults;
+    opts = clattn_options_or_default(opts, &defaults);
+    int rc = clattn_shape_check(s);
+    if (rc < 0)
+        return rc;
+    CLATTN_CHECK_ARG(q && k && v && o);
+    CLATTN_CHECK_ARG((unsigned)opts->causal <= CLATTN_CAUSAL_BOTTOM_RIGHT);
+    CLATTN_CHECK_ARG(isfinite(opts->scale) && opts->scale >= 0);
+    double *scores = malloc(s->kv_len * sizeof *scores);
+    if (!scores)
+        return clattn_fail(CLATTN_ENOMEM, "reference scores (%zu doubles)", s->kv_len);
+    const double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)s->head_dim);
+    const size_t group = s->heads / s->kv_heads, d = s->head_dim;
+    const long offset = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT
+        ? (long)s->kv_len - (long)s->q_len : 0;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t h = 0; h < s->heads; h++) {
+            size_t kv_head = b * s->kv_heads + h / group;
+            for (size_t i = 0; i < s->q_len; i++) {
+                long last = (long)s->kv_len - 1;
+                if (opts->causal != CLATTN_CAUSAL_NONE && (long)i + offset < last)
+                    last = (long)i + offset;
+                size_t row = (b * s->heads + h) * s->q_len + i;
+                reference_row(s, q, k, v, row * d, kv_head * s->kv_len * d, last, scale, scores,
+                              o + row * d);
+            }
+        }
+    }
+    free(scores);
+    return CLATTN_OK;
+}

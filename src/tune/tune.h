@@ -1,0 +1,44 @@
+/* Tuned tiles: `clattn tune` measures each kernel's tile candidates and
+ * records the fastest per (kernel, dtype, d, causal); the kernel planners
+ * look them up before their defaults. One small text file per device under
+ * the cache directory, one line per entry:
+ *     <kernel name> <dtype 0|1> <d> <causal 0|1> <block_m> <block_n>
+ * The file only suggests: a planner that finds an entry its kernel cannot
+ * take ignores it (and says so), so a corrupt file costs speed, not runs. */
+#ifndef CLATTN_SRC_TUNE_TUNE_H
+#define CLATTN_SRC_TUNE_TUNE_H
+
+#include <stddef.h>
+
+#include "clattn/clattn.h"
+
+#define TUNE_ENTRIES_MAX 64
+#define TUNE_KERNEL_NAME_MAX 24
+
+struct tune_entry {
+    char kernel[TUNE_KERNEL_NAME_MAX]; /* the kernel table's name */
+    clattn_dtype dtype;
+    size_t head_dim;
+    int causal;
+    size_t block_m, block_n;
+};
+
+struct tune_state {
+    int loaded;                   /* the file was read (or found absent) */
+    char path[4200];              /* the device's tune file, "" without a cache */
+    struct tune_entry entries[TUNE_ENTRIES_MAX];
+    size_t count;
+};
+
+/* The tuned tiles of (kernel, dtype, d, causal) on the context's device: 1
+ * and the tiles if recorded, else 0. *file (may be NULL) names the file they
+ * came from, for messages. */
+int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
+                int causal, size_t *block_m, size_t *block_n, const char **file);
+
+/* Records tiles for the context and in the device's file (merged under a
+ * lock with what other processes wrote meanwhile). */
+int tune_store(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
+               int causal, size_t block_m, size_t block_n);
+
+#endif
