@@ -14,15 +14,8 @@
  * columns j = c + t*TPR and the output columns x = c + t*TPR. Rows past Nq
  * still take part in every barrier and only skip the final store.
  */
-#ifdef DTYPE_F16
-typedef half store_t;
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (p))
-#else
-typedef float store_t;
-#define LOAD(p, i) ((p)[i])
-#define STORE(v, p, i) ((p)[i] = (v))
-#endif
+#include "dtype.clh"
+#include "fused_grid.clh"
 
 #define WG (BM * TPR)
 #define S_PER_ITEM (BN / TPR)
@@ -42,13 +35,10 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
 
     const uint lid = get_local_id(0);
     const uint r = lid / TPR, c = lid % TPR;
-    /* Longest causal query blocks first: they bound the kernel's tail. */
-    const uint qb = n_qblocks - 1 - get_group_id(0) % n_qblocks;
-    const uint bh = get_group_id(0) / n_qblocks;
-    const uint q0 = qb * BM;
-    const uint kv_head = (bh / heads) * (heads / group) + (bh % heads) / group;
-    const size_t q_base = (size_t)bh * n_q * D;
-    const size_t kv_base = (size_t)kv_head * n_k * D;
+    const struct fused_place at = fused_place_of(n_qblocks, heads, group, BM);
+    const uint q0 = at.q0;
+    const size_t q_base = (size_t)at.bh * n_q * D;
+    const size_t kv_base = (size_t)at.kv_head * n_k * D;
 
     for (uint idx = lid; idx < BM * DP; idx += WG) {
         uint row = idx / DP, x = idx % DP;

@@ -20,6 +20,22 @@
  * -DCAUSAL=0|1.
  * Needs the NVIDIA OpenCL compiler (inline PTX); other devices use fused.cl.
  */
+#if !defined(D) || !defined(BN) || !defined(WARPS) || !defined(MT) || !defined(CAUSAL)
+#error "build with -DD -DBN -DWARPS -DMT -DCAUSAL (fused/nv_mma.c)"
+#endif
+#if D != 64 && D != 128 && D != 256
+#error "D must be 64, 128 or 256"
+#endif
+#if BN % 16 || BN < 16 || BN > 256
+#error "BN must be a multiple of 16 from 16 to 256"
+#endif
+#if MT != 1 && MT != 2
+#error "MT must be 1 or 2"
+#endif
+#if WARPS < 1 || 16 * MT * WARPS > 256
+#error "BM = 16 MT WARPS must be 16 to 256"
+#endif
+
 #define BM (16 * MT * WARPS)
 #define NTHREADS (32 * WARPS)
 #define CHUNKS (D / 8)    /* 16-byte chunks per row of Q, K or V */
@@ -32,26 +48,8 @@
  * land in 8 different 16-byte bank groups. */
 #define SWZ(row, ch) ((row) * CHUNKS + ((ch) ^ ((row) & 7)))
 
-static inline uint smem_addr(__local const uint4 *p)
-{
-    return (uint)(size_t)p;
-}
-
-static inline void cp_async16(__local uint4 *dst, __global const ushort *src, uint bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
-}
-
-static inline void cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-static inline void cp_async_wait_all(void)
-{
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
+#include "nv_ptx.clh"
+#include "fused_grid.clh"
 
 /* Copies rows [r0, r0 + rows) of a [n_rows, D] fp16 matrix into a swizzled
  * tile; rows past n_rows are zero-filled (source size 0). */
@@ -64,26 +62,6 @@ static inline void load_tile(__local uint4 *tile, __global const ushort *src, ui
         __global const ushort *g = src + (size_t)(valid ? r0 + row : 0) * D + ch * 8;
         cp_async16(tile + SWZ(row, ch), g, valid ? 16u : 0u);
     }
-}
-
-#define LDSM_X4(addr, r0, r1, r2, r3)                                                   \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"     \
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr))
-#define LDSM_X4_T(addr, r0, r1, r2, r3)                                                 \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" \
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr))
-#define MMA(c, a0, a1, a2, a3, b0, b1)                                                   \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "                    \
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"               \
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                        \
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
-
-/* Two floats to a packed half2 (lo in the low 16 bits), round to nearest. */
-static inline uint pack_half2(float lo, float hi)
-{
-    uint r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
 }
 
 /* 2^x on the special-function unit (what exp2 costs on the critical path). */
@@ -125,14 +103,11 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     const uint tid = get_local_id(0);
     const uint warp = tid / 32, lane = tid % 32;
     const uint g = lane >> 2, t = lane & 3;
-    /* Longest causal query blocks first: they bound the kernel's tail. */
-    const uint qb = n_qblocks - 1 - get_group_id(0) % n_qblocks;
-    const uint bh = get_group_id(0) / n_qblocks;
-    const uint q0 = qb * BM;
-    const uint kv_head = (bh / heads) * (heads / group) + (bh % heads) / group;
+    const struct fused_place at = fused_place_of(n_qblocks, heads, group, BM);
+    const uint q0 = at.q0, bh = at.bh;
     __global const ushort *q_head = q + (size_t)bh * n_q * D;
-    __global const ushort *k_head = k + (size_t)kv_head * n_k * D;
-    __global const ushort *v_head = v + (size_t)kv_head * n_k * D;
+    __global const ushort *k_head = k + (size_t)at.kv_head * n_k * D;
+    __global const ushort *v_head = v + (size_t)at.kv_head * n_k * D;
 
     int kv_end = (int)n_k;
 #if CAUSAL
@@ -188,8 +163,8 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
                 LDSM_X4(smem_addr(k_tile + SWZ(n2 * 16 + b_key, 2 * ks + b_ch)), b0, b1, b2, b3);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    MMA(s[mt][2 * n2], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b0, b1);
-                    MMA(s[mt][2 * n2 + 1], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b2, b3);
+                    MMA_16816(s[mt][2 * n2], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b0, b1);
+                    MMA_16816(s[mt][2 * n2 + 1], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b2, b3);
                 }
             }
         }
@@ -277,8 +252,8 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
                 LDSM_X4_T(smem_addr(v_tile + SWZ(kk * 16 + v_key, 2 * n2 + v_ch)), b0, b1, b2, b3);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    MMA(acc[mt][2 * n2], p[mt][0], p[mt][1], p[mt][2], p[mt][3], b0, b1);
-                    MMA(acc[mt][2 * n2 + 1], p[mt][0], p[mt][1], p[mt][2], p[mt][3], b2, b3);
+                    MMA_16816(acc[mt][2 * n2], p[mt][0], p[mt][1], p[mt][2], p[mt][3], b0, b1);
+                    MMA_16816(acc[mt][2 * n2 + 1], p[mt][0], p[mt][1], p[mt][2], p[mt][3], b2, b3);
                 }
             }
         }

@@ -9,15 +9,7 @@
  *   64 x 64 tile of C, 4 x 4 per work-item, with K in steps of 16 staged in
  *   local memory.
  */
-#ifdef DTYPE_F16
-typedef half store_t;
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (p))
-#else
-typedef float store_t;
-#define LOAD(p, i) ((p)[i])
-#define STORE(v, p, i) ((p)[i] = (v))
-#endif
+#include "dtype.clh"
 
 #define TS 64 /* tile of C per work-group, each dimension */
 #define KS 16 /* K step */

@@ -30,29 +30,9 @@
  * NTHREADS; global size ceil(M / BM) * ceil(N / BN) * NTHREADS by batch.
  * Needs the NVIDIA OpenCL compiler (inline PTX); other devices use gemm.cl.
  */
-#ifndef TRANS_B
-#define TRANS_B 1
-#endif
-#ifndef BM
-#define BM 128
-#endif
-#ifndef BN
-#define BN 128
-#endif
-#ifndef BK
-#define BK 32
-#endif
-#ifndef WARPS_M
-#define WARPS_M 2
-#endif
-#ifndef WARPS_N
-#define WARPS_N 4
-#endif
-#ifndef STAGES
-#define STAGES 3
-#endif
-#ifndef C_VEC
-#define C_VEC 1
+#if !defined(TRANS_B) || !defined(BM) || !defined(BN) || !defined(BK) || !defined(WARPS_M) || \
+    !defined(WARPS_N) || !defined(STAGES) || !defined(C_VEC)
+#error "build with -DTRANS_B -DBM -DBN -DBK -DWARPS_M -DWARPS_N -DSTAGES -DC_VEC (naive/gemm_nv_mma.c)"
 #endif
 
 #define NTHREADS (32 * WARPS_M * WARPS_N)
@@ -112,55 +92,13 @@
 #define SWZ_KEY(row, nch) ((nch) >= 8 ? ((row) & 7u) : (((row) >> 1) & 3u))
 #define SWZ(row, ch, nch) ((row) * (nch) + ((ch) ^ SWZ_KEY(row, nch)))
 
-/* ---- PTX primitives ---- */
-static inline uint smem_addr(__local const uint4 *p)
-{
-    return (uint)(size_t)p;
-}
-
-/* Copies `bytes` (0..16) from global `src` into the 16-byte local chunk at
- * `dst`; the rest of the chunk is zero-filled. */
-static inline void cp_async16(__local uint4 *dst, __global const ushort *src, uint bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
-}
-
-static inline void cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
+/* ---- PTX primitives (nv_ptx.clh), and the pipeline's wait ---- */
+#include "nv_ptx.clh"
 
 /* Waits until at most STAGES - 2 committed groups are still in flight. */
 static inline void cp_async_wait_pipeline(void)
 {
     asm volatile("cp.async.wait_group " PIPE_PENDING ";\n" ::: "memory");
-}
-
-static inline void cp_async_wait_all(void)
-{
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
-
-#define LDSM_X4(addr, r0, r1, r2, r3)                                                   \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"     \
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr))
-#define LDSM_X4_T(addr, r0, r1, r2, r3)                                                 \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" \
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr))
-#define MMA(c, a, b0, b1)                                                                \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "                    \
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"               \
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                        \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
-
-/* Two floats to a packed half2 (lo in the low 16 bits), round to nearest
- * even. */
-static inline uint pack_half2(float lo, float hi)
-{
-    uint r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
 }
 /* ---- end of PTX primitives ---- */
 
@@ -238,7 +176,7 @@ HOT void compute_stage(__local uint4 *smem, uint slot, uint wm, uint wn, uint la
         for (uint mi = 0; mi < MI; mi++) {
 #pragma unroll
             for (uint nj = 0; nj < NI; nj++)
-                MMA(acc[mi][nj], a[mi], b[nj][0], b[nj][1]);
+                MMA_16816(acc[mi][nj], a[mi][0], a[mi][1], a[mi][2], a[mi][3], b[nj][0], b[nj][1]);
         }
     }
 }

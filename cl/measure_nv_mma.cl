@@ -5,6 +5,8 @@
  * the result is the roof that kernel can reach (below the datasheet's wgmma
  * rate). 4096 FLOP per mma. Needs the NVIDIA OpenCL compiler (inline PTX).
  */
+#include "nv_ptx.clh"
+
 __kernel void measure_mma(__global float *out, const uint iters, const uint seed)
 {
     float c[8][4];
@@ -16,10 +18,7 @@ __kernel void measure_mma(__global float *out, const uint iters, const uint seed
     for (uint it = 0; it < iters; it++) {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                         : "+f"(c[i][0]), "+f"(c[i][1]), "+f"(c[i][2]), "+f"(c[i][3])
-                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+            MMA_16816(c[i], a0, a1, a2, a3, b0, b1);
     }
     float sum = 0.0f;
     for (int i = 0; i < 8; i++)

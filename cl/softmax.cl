@@ -9,15 +9,7 @@
  *   through three passes). Masked keys (causal) get probability 0; a row with
  *   no visible key is all zeros.
  */
-#ifdef DTYPE_F16
-typedef half store_t;
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(v, p, i) vstore_half_rte((v), (i), (p))
-#else
-typedef float store_t;
-#define LOAD(p, i) ((p)[i])
-#define STORE(v, p, i) ((p)[i] = (v))
-#endif
+#include "dtype.clh"
 
 /* Tree reduction over the work-group; every work-item gets the result. */
 static float reduce_max(__local float *buf, float x)

@@ -2,13 +2,7 @@
  * Reproducible pseudo-random buffer contents, for device-generated benchmark
  * inputs. Build options: -DDTYPE_F16 (optional).
  */
-#ifdef DTYPE_F16
-typedef half store_t;
-#define STORE(v, p, i) vstore_half_rte((v), (i), (p))
-#else
-typedef float store_t;
-#define STORE(v, p, i) ((p)[i] = (v))
-#endif
+#include "dtype.clh"
 
 /* A 32-bit integer hash (xorshift-multiply rounds) of index and seed gives
  * uniform values in [-1, 1): no zeros by construction, no state to carry. */

@@ -153,15 +153,15 @@ int cli_parse_path(const char *s, clattn_path *out)
 
 int cli_parse_fused_kernel(const char *s, clattn_fused_kernel *out)
 {
-    if (s && !strcmp(s, "auto"))
-        *out = CLATTN_FUSED_AUTO;
-    else if (s && !strcmp(s, "portable"))
-        *out = CLATTN_FUSED_PORTABLE;
-    else if (s && !strcmp(s, "nv-mma"))
-        *out = CLATTN_FUSED_NV_MMA;
-    else
-        return -1;
-    return 0;
+    return s && clattn_fused_kernel_find(s, out) == 0 ? 0 : -1;
+}
+
+void cli_kernel_names(char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "auto");
+    clattn_kernel_info k;
+    for (size_t i = 0; len < cap && clattn_fused_kernel_info(i, &k) == 0; i++)
+        len += (size_t)snprintf(buf + len, cap - len, ", %s", k.name);
 }
 
 const char *cli_dtype_name(clattn_dtype d)

@@ -27,8 +27,10 @@ int cli_parse_size_list(const char *s, size_t *out, size_t cap, size_t *n);
 int cli_parse_dtype(const char *s, clattn_dtype *out);     /* fp32|fp16|f32|f16|float32|float16 */
 int cli_parse_causal(const char *s, clattn_causal *out);   /* none|top-left|bottom-right */
 int cli_parse_path(const char *s, clattn_path *out);       /* auto|naive|fused */
-/* auto|portable|nv-mma */
+/* "auto" or a name of the library's kernel table */
 int cli_parse_fused_kernel(const char *s, clattn_fused_kernel *out);
+/* "auto, nv-mma, portable": the names --kernel takes. */
+void cli_kernel_names(char *buf, size_t cap);
 int cli_parse_double(const char *s, double *out);
 
 const char *cli_dtype_name(clattn_dtype d);   /* "fp32" / "fp16" */

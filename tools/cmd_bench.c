@@ -73,7 +73,7 @@ static void usage(FILE *f)
             "  --csv FILE        write the rows as CSV (atomically)\n"
             "  --reps-seconds S  timed work per row (default 1 on a GPU, 0.2 otherwise;\n"
             "                    at least 3 repetitions)\n"
-            "  --kernel K        fused kernel: auto (default), portable or nv-mma\n"
+            "  --kernel K        fused kernel: auto (default) or a name clattn devices lists\n"
             "  --confirm-oom     run rows predicted not to fit anyway, and report what\n"
             "                    happened\n"
             "  --preset seed     the seed's experiment: B=8 H=32 d=128 fp16, N =\n"
@@ -134,7 +134,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         case 'P': a->preset = optarg; break;
         case 'k':
             if (cli_parse_fused_kernel(optarg, &a->cfg.fused_kernel) < 0)
-                rc = usage_error("bad --kernel '%s' (auto, portable or nv-mma)", optarg);
+                rc = usage_error("bad --kernel: %s", clattn_last_error_detail());
             break;
         case 's':
             if (cli_parse_size(optarg, &a->seed) < 0)

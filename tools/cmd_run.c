@@ -60,8 +60,8 @@ static void usage(FILE *f)
             "                  with the last key (j <= i + Nk - Nq)\n"
             "  --scale S       score scale (default 1/sqrt(d))\n"
             "  --path P        naive, fused or auto (default auto)\n"
-            "  --kernel K      fused kernel: auto, portable or nv-mma (NVIDIA tensor\n"
-            "                  cores; an error where the device cannot run it)\n"
+            "  --kernel K      fused kernel: auto or a name `clattn devices` lists (an\n"
+            "                  error where the device cannot run it)\n"
             "  --device SEL    device index or name substring (default $CLATTN_DEVICE,\n"
             "                  else the largest GPU, else the CPU)\n"
             "  --allow-oom     run even when the chosen path is predicted not to fit\n"
@@ -142,7 +142,7 @@ static int set_option(run_args *a, const char *name, const char *value)
     else if (!strcmp(name, "--scale") && parse_scale(value, &a->opts.scale))
         return usage_error("bad --scale '%s' (a positive finite number)", value);
     else if (!strcmp(name, "--kernel") && cli_parse_fused_kernel(value, &a->opts.fused_kernel))
-        return usage_error("bad --kernel '%s' (auto, portable or nv-mma)", value);
+        return usage_error("bad --kernel: %s", clattn_last_error_detail());
     return 0;
 }
 

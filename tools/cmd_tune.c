@@ -12,24 +12,17 @@
 #include "cli.h"
 #include "commands.h"
 
-struct tile { size_t bm, bn; };
-
-static const struct tile nv_mma_tiles[] = {
-    { 64, 32 }, { 64, 64 }, { 64, 128 }, { 128, 32 }, { 128, 64 }, { 128, 128 },
-    { 256, 32 }, { 256, 64 },
-};
-static const struct tile portable_tiles[] = {
-    { 16, 16 }, { 32, 16 }, { 32, 32 }, { 64, 32 }, { 64, 64 },
-};
-
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
             "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
-            "                   [--tiles BMxBN,...] [--no-check] [--no-save]\n"
-            "Times every fused tile candidate per head dim (median of repetitions, kernel\n"
-            "profiling events) and records the fastest for this device, unless --no-save.\n"
+            "                   [--kernel auto|all|NAME] [--tiles BMxBN,...] [--no-check]\n"
+            "                   [--no-save]\n"
+            "Times every tile candidate of a fused kernel per head dim (median of\n"
+            "repetitions, kernel profiling events) and records the fastest for this\n"
+            "device, unless --no-save. --kernel picks the kernel: the one AUTO runs\n"
+            "(default), every kernel of the table that runs here (all), or one by name.\n"
             "Each candidate is first checked against the CPU reference; --no-check skips\n"
             "that (for timing experimental kernels only, and implies --no-save).\n");
 }
@@ -84,7 +77,9 @@ static double attention_flops(const clattn_shape *s, int causal)
 struct tune_settings {
     double budget;          /* seconds of timed repetitions per candidate */
     int save, check;
-    struct tile tiles[16];  /* --tiles, else the kernel's candidate list */
+    int all_kernels;        /* --kernel all */
+    clattn_fused_kernel kernel; /* --kernel NAME, or AUTO */
+    clattn_tiles tiles[CLATTN_KERNEL_CANDIDATES_MAX]; /* --tiles, else the kernel's own */
     size_t n_tiles;
 };
 
@@ -100,99 +95,169 @@ static int parse_tiles(const char *s, struct tune_settings *t)
          tok = strtok_r(NULL, ",", &save)) {
         size_t bm, bn;
         char end;
-        if (t->n_tiles == 16 || sscanf(tok, "%zux%zu%c", &bm, &bn, &end) != 2 || !bm || !bn)
+        if (t->n_tiles == CLATTN_KERNEL_CANDIDATES_MAX ||
+            sscanf(tok, "%zux%zu%c", &bm, &bn, &end) != 2 || !bm || !bn)
             return -1;
-        t->tiles[t->n_tiles++] = (struct tile){ bm, bn };
+        t->tiles[t->n_tiles++] = (clattn_tiles){ bm, bn };
     }
     return t->n_tiles ? 0 : -1;
 }
 
-/* Tunes one (d, causal): returns 0 and prints a row per candidate. */
-static int tune_one(clattn_ctx *ctx, clattn_shape *s, int causal, const struct tune_settings *set)
-{
-    const size_t e = clattn_dtype_size(s->dtype);
-    const size_t q_bytes = clattn_shape_q_elems(s) * e;
-    cl_int err;
+/* The device buffers one shape is timed on: Q, K, V with random values, O. */
+struct tune_buffers {
     cl_mem b[4];
+};
+
+static void release_buffers(struct tune_buffers *t)
+{
+    for (int i = 0; i < 4; i++)
+        if (t->b[i])
+            clReleaseMemObject(t->b[i]);
+}
+
+static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, struct tune_buffers *t)
+{
+    const size_t n = clattn_shape_q_elems(s), bytes = n * clattn_dtype_size(s->dtype);
+    memset(t, 0, sizeof *t);
     for (int i = 0; i < 4; i++) {
-        b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, q_bytes, NULL, &err);
-        if (err != CL_SUCCESS) {
-            cli_error("cannot allocate %zu bytes", q_bytes);
-            while (i--)
-                clReleaseMemObject(b[i]);
+        cl_int err;
+        t->b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
+        /* Random inputs: the softmax's work must be real. */
+        if (err != CL_SUCCESS || (i < 3 && clattn_random_fill_cl(ctx, t->b[i], n, s->dtype,
+                                                                  11 + (uint32_t)i) < 0)) {
+            cli_error("cannot prepare %zu bytes of inputs", bytes);
+            release_buffers(t);
             return -1;
         }
     }
-    /* Random inputs: a constant pattern would flatter nothing here, but the
-     * softmax path's work must be real. */
-    void *host = malloc(q_bytes);
-    for (int i = 0; i < 3 && host; i++) {
-        clattn_random_fill(host, clattn_shape_q_elems(s), s->dtype, 11 + (uint64_t)i);
-        clEnqueueWriteBuffer(clattn_cl_queue(ctx), b[i], CL_TRUE, 0, q_bytes, host, 0, NULL, NULL);
+    return 0;
+}
+
+/* A fast wrong tile must never win: check it first on a shape that is not
+ * a multiple of it, with grouped heads and the same mask. */
+static int check_tile(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
+                      uint64_t seed, double *rel_l2)
+{
+    clattn_shape small = { 1, 4, 2, 2 * o->block_m + 37, 3 * o->block_n + 11, s->head_dim,
+                           s->dtype };
+    clattn_check_result chk;
+    int rc = clattn_check(ctx, &small, o, seed, &chk);
+    *rel_l2 = rc < 0 ? 0 : chk.rel_l2;
+    return rc < 0 ? rc : chk.passed ? 0 : -1;
+}
+
+/* The candidates to time for `kernel`: --tiles, else the table's. */
+static size_t candidates(clattn_fused_kernel kernel, const struct tune_settings *set,
+                         const clattn_tiles **tiles, clattn_kernel_info *info)
+{
+    for (size_t i = 0; clattn_fused_kernel_info(i, info) == 0; i++) {
+        if (info->id != kernel)
+            continue;
+        *tiles = set->n_tiles ? set->tiles : info->candidates;
+        return set->n_tiles ? set->n_tiles : info->n_candidates;
     }
-    free(host);
+    return 0;
+}
+
+/* Tunes one kernel for one (d, causal): prints a row per candidate, records
+ * the fastest unless told not to; 0, or -1 when no candidate ran. */
+static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
+                       clattn_fused_kernel kernel, const struct tune_settings *set,
+                       const struct tune_buffers *buf)
+{
     clattn_options o;
     clattn_default_options(&o);
     o.path = CLATTN_PATH_FUSED;
     o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
-    clattn_fused_kernel kernel = CLATTN_FUSED_PORTABLE;
-    size_t bm0, bn0;
-    if (clattn_fused_tiles(ctx, s, &o, &bm0, &bn0, &kernel) < 0)
-        kernel = CLATTN_FUSED_PORTABLE;
-    const struct tile *tiles = kernel == CLATTN_FUSED_NV_MMA ? nv_mma_tiles : portable_tiles;
-    size_t n_tiles = kernel == CLATTN_FUSED_NV_MMA
-        ? sizeof nv_mma_tiles / sizeof nv_mma_tiles[0]
-        : sizeof portable_tiles / sizeof portable_tiles[0];
-    if (set->n_tiles) {
-        tiles = set->tiles;
-        n_tiles = set->n_tiles;
-    }
+    o.fused_kernel = kernel;
+    size_t bm0 = 0, bn0 = 0;
+    if (clattn_fused_tiles(ctx, s, &o, &bm0, &bn0, NULL) < 0)
+        bm0 = bn0 = 0; /* nothing configures without a choice: none is "current" */
+    const clattn_tiles *tiles = NULL;
+    clattn_kernel_info info;
+    const size_t n = candidates(kernel, set, &tiles, &info);
     const double flops = attention_flops(s, causal);
     double best = 0;
-    struct tile best_tile = { 0, 0 };
-    for (size_t i = 0; i < n_tiles; i++) {
-        o.fused_kernel = kernel;
-        o.block_m = tiles[i].bm;
-        o.block_n = tiles[i].bn;
+    clattn_tiles best_tile = { 0, 0 };
+    for (size_t i = 0; i < n; i++) {
+        o.block_m = tiles[i].block_m;
+        o.block_n = tiles[i].block_n;
         printf("d=%-4zu %-6s %-9s %4zux%-4zu ", s->head_dim, causal ? "causal" : "full",
-               kernel == CLATTN_FUSED_NV_MMA ? "nv-mma" : "portable", tiles[i].bm, tiles[i].bn);
-        /* A fast wrong tile must never win: check it first on a shape that
-         * is not a multiple of it, with grouped heads and the same mask. */
-        clattn_shape small = { 1, 4, 2, 2 * tiles[i].bm + 37, 3 * tiles[i].bn + 11,
-                               s->head_dim, s->dtype };
-        clattn_check_result chk = { .rel_l2 = 0 };
-        if (set->check && (clattn_check(ctx, &small, &o, 1234 + i, &chk) < 0 || !chk.passed)) {
-            printf("WRONG or failed (rel_l2 %.2e): %s\n", chk.rel_l2, clattn_last_error_detail());
+               info.name, o.block_m, o.block_n);
+        double err = 0;
+        if (set->check && check_tile(ctx, s, &o, 1234 + i, &err) < 0) {
+            printf("WRONG or failed (rel_l2 %.2e): %s\n", err, clattn_last_error_detail());
             continue;
         }
-        double t = time_config(ctx, s, &o, b[0], b[1], b[2], b[3], set->budget);
+        double t = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
+                               set->budget);
         if (t < 0) {
             printf("failed: %s\n", clattn_last_error_detail());
             continue;
         }
         printf("%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
-               set->check ? "check" : "NOT CHECKED",
-               chk.rel_l2,
-               tiles[i].bm == bm0 && tiles[i].bn == bn0 ? "  (current default)" : "");
+               set->check ? "check" : "NOT CHECKED", err,
+               o.block_m == bm0 && o.block_n == bn0 ? "  (current default)" : "");
         fflush(stdout);
         if (best == 0 || t < best) {
             best = t;
             best_tile = tiles[i];
         }
     }
-    for (int i = 0; i < 4; i++)
-        clReleaseMemObject(b[i]);
     if (best == 0)
         return -1;
-    printf("best d=%zu %s: %zux%zu, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
-           best_tile.bm, best_tile.bn, flops / best * 1e-12);
+    printf("best d=%zu %s %s: %zux%zu, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
+           info.name, best_tile.block_m, best_tile.block_n, flops / best * 1e-12);
     if (set->save && set->check) {
-        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, best_tile.bm,
-                                    best_tile.bn);
+        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal,
+                                    best_tile.block_m, best_tile.block_n);
         if (rc < 0)
             cli_lib_error("cannot save the tuning result", rc);
     }
     return 0;
+}
+
+/* The kernels --kernel selects for `s`: AUTO's choice, one by name, or
+ * every kernel of the table that runs it here. */
+static size_t select_kernels(clattn_ctx *ctx, const clattn_shape *s, int causal,
+                             const struct tune_settings *set, clattn_fused_kernel *out,
+                             size_t cap)
+{
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
+    size_t n = 0, bm, bn;
+    if (!set->all_kernels) {
+        out[0] = set->kernel;
+        if (set->kernel == CLATTN_FUSED_AUTO && clattn_fused_tiles(ctx, s, &o, &bm, &bn, &out[0]) < 0)
+            return 0;
+        return 1;
+    }
+    clattn_kernel_info info;
+    for (size_t i = 0; n < cap && clattn_fused_kernel_info(i, &info) == 0; i++)
+        if (clattn_fused_kernel_usable(ctx, info.id, s, NULL, 0) == 1)
+            out[n++] = info.id;
+    return n;
+}
+
+/* Tunes every selected kernel for one (d, causal). */
+static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
+                    const struct tune_settings *set)
+{
+    clattn_fused_kernel kernels[16];
+    const size_t n = select_kernels(ctx, s, causal, set, kernels, 16);
+    if (n == 0) {
+        cli_lib_error("no fused kernel to tune", CLATTN_EUNSUPPORTED);
+        return -1;
+    }
+    struct tune_buffers buf;
+    if (make_buffers(ctx, s, &buf) < 0)
+        return -1;
+    int failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed |= tune_kernel(ctx, s, causal, kernels[i], set, &buf) < 0;
+    release_buffers(&buf);
+    return failed ? -1 : 0;
 }
 
 int cmd_tune(int argc, char **argv)
@@ -202,12 +267,13 @@ int cmd_tune(int argc, char **argv)
         { "dtype", required_argument, 0, 't' },  { "seconds", required_argument, 0, 's' },
         { "no-save", no_argument, 0, 'n' },      { "help", no_argument, 0, 'h' },
         { "tiles", required_argument, 0, 'T' },  { "no-check", no_argument, 0, 'C' },
-        { 0, 0, 0, 0 },
+        { "kernel", required_argument, 0, 'k' }, { 0, 0, 0, 0 },
     };
     const char *device = NULL;
     size_t dims[8] = { 64, 128, 256 }, n_dims = 3, batch = 4, heads = 16, len = 4096;
     int causal_modes = 3, opt; /* bit 0: full, bit 1: causal */
-    struct tune_settings set = { .budget = 0.3, .save = 1, .check = 1 };
+    struct tune_settings set = { .budget = 0.3, .save = 1, .check = 1,
+                                 .kernel = CLATTN_FUSED_AUTO };
     clattn_dtype dtype = CLATTN_F16;
     while ((opt = getopt_long(argc, argv, "d:B:H:N:h", long_opts, NULL)) != -1) {
         int bad = 0;
@@ -222,6 +288,10 @@ int cmd_tune(int argc, char **argv)
         case 'n': set.save = 0; break;
         case 'C': set.check = 0; break;
         case 'T': bad = parse_tiles(optarg, &set); break;
+        case 'k':
+            set.all_kernels = !strcmp(optarg, "all");
+            bad = !set.all_kernels && cli_parse_fused_kernel(optarg, &set.kernel) < 0;
+            break;
         case 'c':
             if (!strcmp(optarg, "no")) causal_modes = 1;
             else if (!strcmp(optarg, "yes")) causal_modes = 2;

@@ -12,7 +12,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: clattn verify [--device SEL] [--path naive|fused|both] [--seed N]\n"
-            "                     [--kernel auto|portable|nv-mma]\n"
+            "                     [--kernel auto|NAME]\n"
             "                     [--shape B,H,Hkv,Nq,Nk,d --dtype fp32|fp16 --causal MODE]\n"
             "Runs each path on random inputs (output poisoned with NaN first) and\n"
             "compares with the CPU reference in double precision. Without --shape it\n"
@@ -98,7 +98,7 @@ int cmd_verify(int argc, char **argv)
             break;
         case 'k':
             if (cli_parse_fused_kernel(optarg, &fused_kernel) < 0) {
-                cli_error("--kernel must be auto, portable or nv-mma");
+                cli_error("bad --kernel: %s", clattn_last_error_detail());
                 return 2;
             }
             break;

@@ -7,74 +7,8 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "json.h"
 #include "predict.h"
-
-/* A minimal writer: it tracks whether a comma is due. */
-struct json {
-    int need_comma;
-};
-
-static void json_key(struct json *j, const char *key)
-{
-    printf("%s", j->need_comma ? "," : "");
-    if (key)
-        printf("\"%s\":", key);
-    j->need_comma = 1;
-}
-
-static void json_open(struct json *j, const char *key, char bracket)
-{
-    json_key(j, key);
-    putchar(bracket);
-    j->need_comma = 0;
-}
-
-static void json_close(struct json *j, char bracket)
-{
-    putchar(bracket);
-    j->need_comma = 1;
-}
-
-static void json_u64(struct json *j, const char *key, uint64_t v)
-{
-    json_key(j, key);
-    printf("%" PRIu64, v);
-}
-
-/* Unknown figures (0) and non-finite values are null. */
-static void json_num(struct json *j, const char *key, double v, int zero_is_null)
-{
-    json_key(j, key);
-    if (!isfinite(v) || (zero_is_null && v == 0))
-        printf("null");
-    else if (v == floor(v) && fabs(v) < 0x1p63)
-        printf("%.0f", v); /* byte counts and FLOPs, exactly */
-    else
-        printf("%.10g", v);
-}
-
-/* Strings here are our own names or device names; quotes and backslashes
- * are escaped, control characters dropped. */
-static void json_str(struct json *j, const char *key, const char *s)
-{
-    json_key(j, key);
-    putchar('"');
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\')
-            putchar('\\');
-        if ((unsigned char)*s >= 0x20)
-            putchar(*s);
-    }
-    putchar('"');
-}
-
-static void json_figure(struct json *j, const char *key, clattn_figure f)
-{
-    json_open(j, key, '{');
-    json_num(j, "value", f.source ? f.value : 0, 1);
-    json_str(j, "source", clattn_source_name(f.source));
-    json_close(j, '}');
-}
 
 static void json_device(struct json *j, const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const clattn_prediction *p0)
@@ -98,8 +32,7 @@ static void json_limits(struct json *j, const struct predict_limits *l, const cl
     json_open(j, "limits", '{');
     for (int k = 0; k < 5; k++) {
         if (!l->known[k]) {
-            json_key(j, names[k]);
-            printf("null");
+            json_null(j, names[k]);
             continue;
         }
         json_open(j, names[k], '{');
@@ -158,8 +91,7 @@ static void json_blocks(struct json *j, const struct predict_args *a, const stru
     json_str(j, "mode", cli_causal_name(r->problem.causal == CLATTN_CAUSAL_NONE
                                             ? CLATTN_CAUSAL_TOP_LEFT
                                             : r->problem.causal));
-    json_key(j, "what_if");
-    printf(a->causal == CLATTN_CAUSAL_NONE ? "true" : "false");
+    json_bool(j, "what_if", a->causal == CLATTN_CAUSAL_NONE);
     json_u64(j, "q_blocks", b->q_blocks);
     json_u64(j, "k_blocks", b->k_blocks);
     json_u64(j, "total_blocks", b->total_blocks);
@@ -197,9 +129,9 @@ void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const struct predict_limits *l,
                         const struct predict_row *rows, size_t n)
 {
-    struct json j = { 0 };
+    struct json j;
     const clattn_shape *s = &a->shape;
-    json_open(&j, NULL, '{');
+    json_begin_document(&j, stdout, "predict");
     json_open(&j, "shape", '{');
     json_u64(&j, "batch", s->batch);
     json_u64(&j, "heads", s->heads);
@@ -215,6 +147,5 @@ void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
     for (size_t i = 0; i < n; i++)
         json_row(&j, a, &rows[i]);
     json_close(&j, ']');
-    json_close(&j, '}');
-    putchar('\n');
+    json_end_document(&j);
 }

@@ -114,6 +114,46 @@ CLATTN_API int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shap
                                        const clattn_options *opts, char *fused,
                                        size_t fused_cap, char *naive, size_t naive_cap);
 
+/* ------------------------------------------------------------ kernel table */
+
+/* One fused kernel of the library's table. The table's order is AUTO's
+ * order of preference: AUTO runs the first kernel that can run a shape on
+ * the device (and whose probe build succeeds there). */
+typedef struct clattn_tiles {
+    size_t block_m; /* query rows per work-group */
+    size_t block_n; /* keys per block */
+} clattn_tiles;
+
+#define CLATTN_KERNEL_CANDIDATES_MAX 16
+
+typedef struct clattn_kernel_info {
+    const char *name;        /* "nv-mma", "portable": --kernel, tune files, run info */
+    clattn_fused_kernel id;  /* for clattn_options.fused_kernel */
+    const char *summary;     /* one line: what it is and what it needs */
+    size_t n_candidates;     /* clattn tune's tile candidates */
+    clattn_tiles candidates[CLATTN_KERNEL_CANDIDATES_MAX];
+} clattn_kernel_info;
+
+/* How many fused kernels the library has. */
+CLATTN_API size_t clattn_fused_kernel_count(void);
+
+/* Fills *out for the index-th kernel of the table (0-based). CLATTN_EINVAL
+ * past the end. The strings are static. */
+CLATTN_API int clattn_fused_kernel_info(size_t index, clattn_kernel_info *out);
+
+/* The kernel called `name` ("auto" gives CLATTN_FUSED_AUTO). CLATTN_EINVAL
+ * for an unknown name, with the known ones in the detail. */
+CLATTN_API int clattn_fused_kernel_find(const char *name, clattn_fused_kernel *out);
+
+/* The kernel's name: "auto", a table name, or "unknown". Static. */
+CLATTN_API const char *clattn_fused_kernel_name(clattn_fused_kernel id);
+
+/* Whether kernel `id` can run `shape` on the context's device: 1, or 0 with
+ * the reason in why[0..cap) (NULL-able). Builds the kernel's probe program
+ * the first time. A negative code for bad arguments. */
+CLATTN_API int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id,
+                                          const clattn_shape *shape, char *why, size_t cap);
+
 /* Records the fastest fused tiles for (kernel, dtype, d, causal) on the
  * context's device (clattn tune measures them): the context uses them from
  * now on, and they are saved under the user's cache directory for later

@@ -48,13 +48,16 @@ typedef struct clattn_ceilings {
 /* The best figures known for the context's device: measured ones (from the
  * per-device file clattn devices --measure saves; a quick measurement is
  * ignored) where present, else vendor attribute, table or reported values:
- *   global_mem_bytes, max_alloc_bytes: reported;
+ *   global_mem_bytes, max_alloc_bytes: reported, except on NVIDIA (table:
+ *     the memory less the CUDA context's reserve, and no smaller limit on one
+ *     buffer, which is what that driver really allows);
  *   cache_bytes: measured knee, else the built-in table (known devices' L2 or
  *     Infinity Cache), else CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (reported; on
  *     NVIDIA that is the SMs' L1, far below the L2);
  *   bandwidth, flops_f32: measured, else table, else NONE;
- *   flops_f16: table (the matrix units' rate), else measured (the half-vector
- *     rate: a different thing where matrix units exist), else NONE;
+ *   flops_f16: the measured tensor-core (mma.sync) rate where there is one,
+ *     else the table's matrix-unit rate, else the measured half-vector rate,
+ *     else NONE;
  *   launch_latency_s: measured, else NONE.
  * Never fails for want of a measurement. Thread-safe. */
 CLATTN_API int clattn_device_ceilings(clattn_ctx *ctx, clattn_ceilings *out);
@@ -99,7 +102,10 @@ typedef struct clattn_device_props {
     size_t max_work_group_size;
     int fp16_advertised;           /* cl_khr_fp16 in the extensions */
     int fp16_builds;               /* 1: half arithmetic compiled under
-                                    * cl_khr_fp16, 0: it did not, -1: not tried */
+                                    * cl_khr_fp16, 0: it did not, -1: not
+                                    * tried (tried only where cl_khr_fp16 is
+                                    * advertised, and on NVIDIA, which computes
+                                    * half without advertising it) */
     int subgroups_khr;             /* cl_khr_subgroups */
     int subgroups_intel;           /* cl_intel_subgroups */
     uint32_t max_sub_groups;       /* CL_DEVICE_MAX_NUM_SUB_GROUPS (OpenCL 2.1+),

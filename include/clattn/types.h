@@ -95,7 +95,8 @@ CLATTN_API size_t clattn_dtype_size(clattn_dtype dtype);
  * no element count or byte size overflows. CLATTN_EINVAL / CLATTN_EOVERFLOW. */
 CLATTN_API int clattn_shape_check(const clattn_shape *shape);
 
-/* Elements of Q (= O) and of K (= V) for a valid shape. */
+/* Elements of Q (= O) and of K (= V) for a valid shape (check it with
+ * clattn_shape_check first); 0 for NULL. */
 CLATTN_API size_t clattn_shape_q_elems(const clattn_shape *shape);
 CLATTN_API size_t clattn_shape_kv_elems(const clattn_shape *shape);
 
@@ -159,8 +160,9 @@ CLATTN_API int clattn_compare(const clattn_shape *shape, const void *out, const 
                               double *max_abs, double *rel_l2, size_t *nan_count);
 
 /* Fills `n` elements of `dtype` with uniform random values in [-1, 1) drawn
- * from `seed` (never zero). */
-CLATTN_API void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed);
+ * from `seed` (never zero). CLATTN_EINVAL for NULL data (with n > 0) or an
+ * unknown dtype. */
+CLATTN_API int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed);
 
 /* IEEE half <-> float conversions (round to nearest even), for callers that
  * prepare fp16 data on the host. */

@@ -80,3 +80,74 @@ void clattn_release_workspace(clattn_ctx *ctx)
     if (ctx)
         naive_state_release(&ctx->naive);
 }
+
+size_t clattn_fused_kernel_count(void)
+{
+    return fused_kernel_count;
+}
+
+int clattn_fused_kernel_info(size_t index, clattn_kernel_info *out)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(out);
+    if (index >= fused_kernel_count)
+        return clattn_fail(CLATTN_EINVAL, "kernel index %zu: the table has %zu kernels", index,
+                           fused_kernel_count);
+    const struct fused_kernel *k = fused_kernels[index];
+    memset(out, 0, sizeof *out);
+    out->name = k->name;
+    out->id = k->id;
+    out->summary = k->summary;
+    for (size_t i = 0; i < k->n_candidates && i < CLATTN_KERNEL_CANDIDATES_MAX; i++) {
+        out->candidates[i].block_m = k->candidates[i].bm;
+        out->candidates[i].block_n = k->candidates[i].bn;
+        out->n_candidates++;
+    }
+    return CLATTN_OK;
+}
+
+int clattn_fused_kernel_find(const char *name, clattn_fused_kernel *out)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(name && out);
+    if (!strcmp(name, "auto")) {
+        *out = CLATTN_FUSED_AUTO;
+        return CLATTN_OK;
+    }
+    const struct fused_kernel *k = fused_kernel_by_name(name);
+    if (k) {
+        *out = k->id;
+        return CLATTN_OK;
+    }
+    clattn_fail(CLATTN_EINVAL, "unknown kernel '%.64s'; known: auto", name);
+    for (size_t i = 0; i < fused_kernel_count; i++) {
+        clattn_detail_append(", ");
+        clattn_detail_append(fused_kernels[i]->name);
+    }
+    return CLATTN_EINVAL;
+}
+
+const char *clattn_fused_kernel_name(clattn_fused_kernel id)
+{
+    if (id == CLATTN_FUSED_AUTO)
+        return "auto";
+    const struct fused_kernel *k = fused_kernel_by_id(id);
+    return k ? k->name : "unknown";
+}
+
+int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id, const clattn_shape *shape,
+                               char *why, size_t cap)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(why || !cap);
+    int rc = ctx_usable(ctx);
+    if (rc < 0 || (rc = clattn_shape_check(shape)) < 0)
+        return rc;
+    const struct fused_kernel *k = fused_kernel_by_id(id);
+    if (!k)
+        return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)id);
+    const char *reason = fused_cannot_run(ctx, k, shape);
+    if (why && cap)
+        snprintf(why, cap, "%s", reason ? reason : "");
+    return reason == NULL;
+}

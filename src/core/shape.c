@@ -12,6 +12,7 @@ size_t clattn_dtype_size(clattn_dtype dtype)
 
 int clattn_shape_check(const clattn_shape *s)
 {
+    clattn_clear_error();
     size_t n, e;
     if (!s)
         return clattn_fail(CLATTN_EINVAL, "shape is NULL");

@@ -169,7 +169,11 @@ int clattn_device_query(cl_device_id dev, clattn_device_props *out)
     if ((rc = query_strings(dev, &p, &platform)) || (rc = query_numbers(dev, &p))
         || (rc = query_extensions(dev, &p)))
         return rc;
-    p.fp16_builds = probe_fp16(dev, platform, p.name);
+    /* Only where half arithmetic is expected to build: a driver whose
+     * compiler rejects it prints its errors on the caller's stderr (PoCL). */
+    p.fp16_builds = p.fp16_advertised || p.vendor_id == CLATTN_VENDOR_NVIDIA
+                        ? probe_fp16(dev, platform, p.name)
+                        : -1;
     clattn_clear_error();
     *out = p;
     return 0;

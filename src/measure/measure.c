@@ -222,7 +222,12 @@ static int run_steps(struct bench *b, clattn_measurement *m)
         return rc;
     /* Last: a build that fails must not disturb the other figures. */
     bench_progress(b, "fp16 FMA rate");
-    if ((rc = measure_flops(b, 1, &m->flops_f16)))
+    /* Half arithmetic is tried where it is expected to build (see
+     * clattn_device_props.fp16_builds): elsewhere the compiler's errors
+     * would reach the caller's stderr. */
+    const struct device_facts *dev = &b->ctx->dev;
+    if ((dev->fp16_advertised || dev->vendor == CLATTN_VENDOR_NVIDIA) &&
+        (rc = measure_flops(b, 1, &m->flops_f16)))
         return rc;
     bench_progress(b, "tensor-core rate");
     if ((rc = measure_tensor(b, &m->flops_tensor_f16)))

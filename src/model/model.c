@@ -133,6 +133,7 @@ static int all_heads_traffic(const struct tensors *t, clattn_traffic *out)
 
 int clattn_model_traffic(const clattn_shape *shape, clattn_traffic *out)
 {
+    clattn_clear_error();
     struct dims x;
     struct tensors t;
     CLATTN_CHECK_ARG(out);
@@ -151,15 +152,6 @@ void clattn_model_default_device(clattn_model_device *dev)
     if (!dev)
         return;
     *dev = (clattn_model_device){ 0 };
-}
-
-/* Neither path allocates workspace of its own today: the naive path's S and
- * P are counted as buffers, and the fused kernel keeps its running max and
- * sum in private memory. Callers add what they know (CLBlast's buffers). */
-static uint64_t own_workspace(clattn_path path)
-{
-    (void)path;
-    return 0;
 }
 
 /* Adds one buffer to the plan; the first of equal sizes stays the largest. */
@@ -187,7 +179,9 @@ static int plan_path(const struct tensors *t, clattn_path path, uint64_t extra,
         plan_hold(plan, "S", t->s, &ovf);
         plan_hold(plan, "P", t->s, &ovf);
     }
-    plan->workspace_bytes = add(extra, own_workspace(path), &ovf);
+    /* The naive path's S and P are buffers above; what else a path holds
+     * (CLBlast's temporaries, split-KV partials) the caller passes in. */
+    plan->workspace_bytes = extra;
     if (plan->workspace_bytes)
         plan_hold(plan, "workspace", plan->workspace_bytes, &ovf);
     return ovf;
@@ -196,6 +190,7 @@ static int plan_path(const struct tensors *t, clattn_path path, uint64_t extra,
 int clattn_model_memory(const clattn_shape *shape, clattn_path path,
                         uint64_t extra_workspace_bytes, clattn_memory_plan *out)
 {
+    clattn_clear_error();
     struct dims x;
     struct tensors t;
     CLATTN_CHECK_ARG(out);
@@ -232,6 +227,7 @@ static clattn_fit fit_verdict(const clattn_memory_plan *plan, const clattn_model
 int clattn_model_fit(const clattn_memory_plan *plan, const clattn_model_device *dev,
                      clattn_fit *out)
 {
+    clattn_clear_error();
     CLATTN_CHECK_ARG(plan);
     CLATTN_CHECK_ARG(dev);
     CLATTN_CHECK_ARG(out);
@@ -344,6 +340,7 @@ int clattn_model_max_len(const clattn_shape *shape, clattn_len_limit limit,
                          uint64_t extra_workspace_bytes, const clattn_model_device *dev,
                          size_t *n, double *root)
 {
+    clattn_clear_error();
     struct dims unit;
     struct quadratic q[4];
     CLATTN_CHECK_ARG(dev);
@@ -529,6 +526,7 @@ static int blocks_of(const struct dims *x, clattn_causal causal, size_t bm, size
 int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
                                size_t block_m, size_t block_n, clattn_causal_blocks *out)
 {
+    clattn_clear_error();
     struct dims x;
     struct tensors t;
     CLATTN_CHECK_ARG(out);
@@ -676,6 +674,7 @@ static double causal_speedup(const struct dims *x, const clattn_prediction *pred
 int clattn_model_predict(const clattn_model_problem *problem, const clattn_model_device *dev,
                          clattn_prediction *out)
 {
+    clattn_clear_error();
     struct dims x;
     struct tensors t;
     CLATTN_CHECK_ARG(problem);

@@ -20,6 +20,7 @@ void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2)
 int clattn_compare(const clattn_shape *s, const void *out, const double *ref, double *max_abs,
                    double *rel_l2, size_t *nan_count)
 {
+    clattn_clear_error();
     CLATTN_CHECK_ARG(s && out && ref && max_abs && rel_l2);
     int rc = clattn_shape_check(s);
     if (rc < 0)
@@ -47,8 +48,11 @@ int clattn_compare(const clattn_shape *s, const void *out, const double *ref, do
     return CLATTN_OK;
 }
 
-void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
+int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
 {
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(data || n == 0);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
     for (size_t i = 0; i < n; i++) {
         /* xorshift64*: cheap, and plenty for test data. */
@@ -63,5 +67,6 @@ void clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
         else
             ((float *)data)[i] = f;
     }
+    return CLATTN_OK;
 }
 

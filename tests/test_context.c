@@ -1,0 +1,187 @@
+/*
+ * The API contract of contexts: argument checks at every entry point that
+ * takes one, device selection, the options a context refuses, tuned tiles
+ * kept per device, and the cache files they live in. Exits 77 (skipped)
+ * when there is no OpenCL device.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+#include "clattn/device.h"
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    clattn_shape s = { 1, 1, 1, 4, 4, 4, CLATTN_F32 };
+    float x[16] = { 0 };
+    assert_int_equal(clattn_open(NULL, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_open_cl(NULL, NULL, NULL), CLATTN_EINVAL);
+    clattn_ctx *ctx = (clattn_ctx *)&s; /* must be reset to NULL on failure */
+    assert_int_equal(clattn_open_cl(&ctx, NULL, NULL), CLATTN_EINVAL);
+    assert_null(ctx);
+    clattn_close(NULL);
+    clattn_close(&ctx); /* NULL-safe */
+    assert_int_equal(clattn_attention(NULL, &s, NULL, x, x, x, x, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_cl(NULL, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
+                                         NULL), CLATTN_EINVAL);
+    size_t n;
+    assert_int_equal(clattn_list_devices(NULL, 4, &n), CLATTN_EINVAL);
+    assert_int_equal(clattn_list_devices(NULL, 0, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_check(NULL, &s, NULL, 1, NULL), CLATTN_EINVAL);
+}
+
+/* Returns 1 when some OpenCL device exists. */
+static int have_device(void)
+{
+    size_t n = 0;
+    return clattn_list_devices(NULL, 0, &n) == CLATTN_OK && n > 0;
+}
+
+static void test_device_selection(void **state)
+{
+    (void)state;
+    clattn_device_entry list[16];
+    size_t n;
+    assert_int_equal(clattn_list_devices(list, 16, &n), CLATTN_OK);
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, "no-such-device-xyz"), CLATTN_ENODEV);
+    assert_null(ctx);
+    assert_non_null(strstr(clattn_last_error_detail(), "no-such-device-xyz"));
+    assert_int_equal(clattn_open(&ctx, "999"), CLATTN_ENODEV);
+    assert_int_equal(clattn_open(&ctx, "0"), CLATTN_OK);
+    assert_string_equal(clattn_device_name(ctx), list[0].name);
+    clattn_close(&ctx);
+    assert_null(ctx);
+    /* A case-insensitive substring of the name selects the device. */
+    char sub[8] = { 0 };
+    const char *colon = strchr(list[0].name, ':');
+    memcpy(sub, colon ? colon + 2 : list[0].name, 5);
+    for (char *p = sub; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    assert_int_equal(clattn_open(&ctx, sub), CLATTN_OK);
+    clattn_close(&ctx);
+    /* The device type selects too. */
+    const char *type = (list[0].type & CL_DEVICE_TYPE_GPU) ? "GPU"
+                       : (list[0].type & CL_DEVICE_TYPE_CPU) ? "cpu" : NULL;
+    if (type) {
+        assert_int_equal(clattn_open(&ctx, type), CLATTN_OK);
+        clattn_close(&ctx);
+    }
+    /* $CLATTN_DEVICE is the default selector. */
+    setenv("CLATTN_DEVICE", "no-such-device-xyz", 1);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_ENODEV);
+    unsetenv("CLATTN_DEVICE");
+}
+
+static void test_bad_options_on_device(void **state)
+{
+    (void)state;
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 1, 1, 4, 4, 4, CLATTN_F32 };
+    float x[16] = { 1 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = (clattn_causal)9;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    clattn_default_options(&o);
+    o.scale = NAN;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    clattn_default_options(&o);
+    o.path = (clattn_path)5;
+    assert_int_equal(clattn_attention(ctx, &s, &o, x, x, x, x, NULL), CLATTN_EINVAL);
+    s.kv_heads = 0;
+    assert_int_equal(clattn_attention(ctx, &s, NULL, x, x, x, x, NULL), CLATTN_EINVAL);
+    s.kv_heads = 1;
+    assert_int_equal(clattn_attention(ctx, &s, NULL, NULL, x, x, x, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_cl(ctx, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
+                                         NULL), CLATTN_EINVAL);
+    /* The kernel description names one fused and one naive implementation. */
+    char fused[64], naive[64];
+    clattn_shape ok = { 1, 2, 1, 100, 90, 64, CLATTN_F16 };
+    assert_int_equal(clattn_describe_kernels(ctx, &ok, NULL, fused, sizeof fused, naive,
+                                             sizeof naive), CLATTN_OK);
+    assert_true(!strncmp(fused, "fused/", 6) && !strncmp(naive, "naive/", 6));
+    assert_int_equal(clattn_describe_kernels(ctx, &ok, NULL, NULL, 5, NULL, 0), CLATTN_EINVAL);
+    /* An out-of-order queue cannot chain the naive path's kernels. */
+    cl_int err;
+    cl_command_queue ooo = clCreateCommandQueue(clattn_cl_context(ctx), clattn_cl_device(ctx),
+                                                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    if (err == CL_SUCCESS) {
+        clattn_ctx *other = NULL;
+        assert_int_equal(clattn_open_cl(&other, clattn_cl_context(ctx), ooo), CLATTN_EINVAL);
+        clReleaseCommandQueue(ooo);
+    }
+    clattn_close(&ctx);
+}
+
+/* A tuned tile is used by the context that recorded it and, through the file
+ * under $XDG_CACHE_HOME, by a later context on the same device. */
+static void test_tuned_tiles_persist(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clattn-tune-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 2, 2, 100, 100, 24, CLATTN_F32 };
+    size_t bm, bn, bm0, bn0;
+    clattn_fused_kernel kernel;
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm0, &bn0, &kernel), CLATTN_OK);
+    /* Record a tile that differs from the default. */
+    size_t want_m = bm0 == 16 ? 32 : 16, want_n = 16;
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, s.head_dim, 0, want_m, want_n),
+                     CLATTN_OK);
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, want_m);
+    assert_int_equal(bn, want_n);
+    /* Other d and the causal variant keep their defaults. */
+    clattn_options causal;
+    clattn_default_options(&causal);
+    causal.causal = CLATTN_CAUSAL_TOP_LEFT;
+    assert_int_equal(clattn_fused_tiles(ctx, &s, &causal, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, bm0);
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+    assert_int_equal(bm, want_m);
+    assert_int_equal(bn, want_n);
+    /* The tuned tile still computes the right thing. */
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &s, NULL, 3, &r), CLATTN_OK);
+    assert_true(r.passed);
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, 0, 0, 16, 16), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record(NULL, kernel, s.dtype, 24, 0, 16, 16), CLATTN_EINVAL);
+    clattn_close(&ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    unsetenv("XDG_CACHE_HOME");
+}
+
+int main(void)
+{
+    if (!have_device()) {
+        printf("SKIP: no OpenCL device\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_device_selection),
+        cmocka_unit_test(test_bad_options_on_device),
+        cmocka_unit_test(test_tuned_tiles_persist),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
