@@ -7,14 +7,6 @@
 #include "device/cl_info.h"
 #include "device/facts.h"
 
-static clattn_figure figure(double value, clattn_source source)
-{
-    clattn_figure f = { value, value > 0 ? source : CLATTN_SRC_NONE };
-    if (!(value > 0))
-        f.value = 0;
-    return f;
-}
-
 /* Memory one process may really use on NVIDIA's OpenCL: the CUDA context
  * keeps part of the reported global memory. On an H200 (driver 580.159.04)
  * the naive path's buffers ran at 138.87 GiB and failed at 139.34 GiB of the
@@ -38,13 +30,13 @@ int device_memory_limits(cl_device_id dev, clattn_figure *capacity, clattn_figur
     if ((rc = CL_INFO_VALUE(dev, CL_DEVICE_GLOBAL_MEM_SIZE, global))
         || (rc = CL_INFO_VALUE(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, largest)))
         return rc;
-    *capacity = figure((double)global, CLATTN_SRC_REPORTED);
-    *max_alloc = figure((double)largest, CLATTN_SRC_REPORTED);
+    *capacity = figure_of((double)global, CLATTN_SRC_REPORTED);
+    *max_alloc = figure_of((double)largest, CLATTN_SRC_REPORTED);
     if (vendor_of_device(dev) == CLATTN_VENDOR_NVIDIA && global > 2 * NVIDIA_CONTEXT_RESERVE) {
         /* NVIDIA reports a quarter of memory as the largest buffer but
          * allocates more (34.96 GiB against 34.95 reported, and 67.5 GiB,
          * on the H200): only the memory itself bounds a buffer there. */
-        *capacity = figure((double)(global - NVIDIA_CONTEXT_RESERVE), CLATTN_SRC_TABLE);
+        *capacity = figure_of((double)(global - NVIDIA_CONTEXT_RESERVE), CLATTN_SRC_TABLE);
         *max_alloc = *capacity;
     }
     return 0;

@@ -28,6 +28,13 @@ struct device_facts {
     cl_uint native_float_width;   /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
 };
 
+/* A figure from its source; a value that is not positive is unknown. */
+static inline clattn_figure figure_of(double value, clattn_source source)
+{
+    clattn_figure f = { value > 0 ? value : 0, value > 0 ? source : CLATTN_SRC_NONE };
+    return f;
+}
+
 /* Fills *out for `dev`. */
 int device_facts_read(cl_device_id dev, struct device_facts *out);
 

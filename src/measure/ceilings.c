@@ -11,14 +11,6 @@
 #include "device/facts.h"
 #include "device/known_devices.h"
 
-static clattn_figure figure(double value, clattn_source source)
-{
-    clattn_figure f = { value, value > 0 ? source : CLATTN_SRC_NONE };
-    if (!(value > 0))
-        f.value = 0;
-    return f;
-}
-
 int device_ceilings_unmeasured(cl_device_id dev, clattn_ceilings *out)
 {
     char name[256];
@@ -37,13 +29,13 @@ int device_ceilings_unmeasured(cl_device_id dev, clattn_ceilings *out)
      * table comes first. */
     const struct known_device *known = known_device_lookup(dev, name);
     if (known && known->cache_bytes > 0)
-        out->cache_bytes = figure(known->cache_bytes, CLATTN_SRC_TABLE);
+        out->cache_bytes = figure_of(known->cache_bytes, CLATTN_SRC_TABLE);
     else
-        out->cache_bytes = figure((double)cache, CLATTN_SRC_REPORTED);
+        out->cache_bytes = figure_of((double)cache, CLATTN_SRC_REPORTED);
     if (known) {
-        out->bandwidth = figure(known->bandwidth, CLATTN_SRC_TABLE);
-        out->flops_f32 = figure(known->flops_f32, CLATTN_SRC_TABLE);
-        out->flops_f16 = figure(known->flops_f16, CLATTN_SRC_TABLE);
+        out->bandwidth = figure_of(known->bandwidth, CLATTN_SRC_TABLE);
+        out->flops_f32 = figure_of(known->flops_f32, CLATTN_SRC_TABLE);
+        out->flops_f16 = figure_of(known->flops_f16, CLATTN_SRC_TABLE);
     }
     return 0;
 }
@@ -64,21 +56,21 @@ int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out)
      * smoke test, not a ceiling. */
     if (clattn_measure_load(dev, m) == 0 && !m->quick) {
         if (m->bandwidth.samples)
-            c.bandwidth = figure(m->bandwidth.median, CLATTN_SRC_MEASURED);
+            c.bandwidth = figure_of(m->bandwidth.median, CLATTN_SRC_MEASURED);
         if (m->flops_f32.samples)
-            c.flops_f32 = figure(m->flops_f32.median, CLATTN_SRC_MEASURED);
+            c.flops_f32 = figure_of(m->flops_f32.median, CLATTN_SRC_MEASURED);
         /* flops_f16 is the matrix units' rate where they exist: the measured
          * mma.sync rate first (what the tensor-core kernels can reach), then
          * a table's datasheet figure, and the half-vector rate only where
          * neither exists (on an H200 it is 15 times lower). */
         if (m->flops_tensor_f16.samples)
-            c.flops_f16 = figure(m->flops_tensor_f16.median, CLATTN_SRC_MEASURED);
+            c.flops_f16 = figure_of(m->flops_tensor_f16.median, CLATTN_SRC_MEASURED);
         else if (m->flops_f16.samples && c.flops_f16.source != CLATTN_SRC_TABLE)
-            c.flops_f16 = figure(m->flops_f16.median, CLATTN_SRC_MEASURED);
+            c.flops_f16 = figure_of(m->flops_f16.median, CLATTN_SRC_MEASURED);
         if (m->launch_latency_s.samples)
-            c.launch_latency_s = figure(m->launch_latency_s.median, CLATTN_SRC_MEASURED);
+            c.launch_latency_s = figure_of(m->launch_latency_s.median, CLATTN_SRC_MEASURED);
         if (m->cache_bytes)
-            c.cache_bytes = figure((double)m->cache_bytes, CLATTN_SRC_MEASURED);
+            c.cache_bytes = figure_of((double)m->cache_bytes, CLATTN_SRC_MEASURED);
     }
     free(m);
     clattn_clear_error(); /* a missing measurement is not a failure */
