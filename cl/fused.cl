@@ -16,6 +16,7 @@
  */
 #include "dtype.clh"
 #include "fused_grid.clh"
+#include "fused_finish.clh"
 
 #define WG (BM * TPR)
 #define S_PER_ITEM (BN / TPR)
@@ -120,8 +121,16 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
     }
 
     if (row_i < (int)n_q) {
-        /* A query that sees no key (causal, Nk < Nq) outputs zeros. */
-        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#if CAUSAL
+        const int sees_key = (long)row_i + causal_off >= 0;
+#else
+        const int sees_key = 1;
+#endif
+#ifdef DTYPE_F16
+        const float inv = fused_row_scale(l, m, sees_key, FUSED_LIMIT_F16);
+#else
+        const float inv = fused_row_scale(l, m, sees_key, FUSED_LIMIT_F32);
+#endif
         for (int t = 0; t < O_PER_ITEM; t++) {
             uint x = c + t * TPR;
             if (x < D)

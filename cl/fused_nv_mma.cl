@@ -50,6 +50,7 @@
 
 #include "nv_ptx.clh"
 #include "fused_grid.clh"
+#include "fused_finish.clh"
 
 /* Copies rows [r0, r0 + rows) of a [n_rows, D] fp16 matrix into a swizzled
  * tile; rows past n_rows are zero-filled (source size 0). */
@@ -260,17 +261,20 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     }
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
 
-    /* A query that sees no key (causal, Nk < Nq) outputs zeros. */
+    /* fused_row_scale: zeros for a query that sees no key, NaN where the
+     * softmax is undefined. */
     __global uint *o_head = (__global uint *)(o + (size_t)bh * n_q * D);
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const float l = quad_sum(l_run[mt][h]);
-            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
             const int row = row0 + 16 * mt + 8 * h;
             if (row >= (int)n_q)
                 continue;
+            const int sees_key = !CAUSAL || (long)row + causal_off >= 0;
+            const float inv = fused_row_scale(l, m_run[mt][h] * scale_log2, sees_key,
+                                              FUSED_LIMIT_F16);
 #pragma unroll
             for (int n = 0; n < NT_O; n++)
                 o_head[(size_t)row * (D / 2) + (n * 8 + 2 * t) / 2] =

@@ -7,7 +7,8 @@
  *   -DDTYPE_F16 (optional), -DPER_ITEM=<ceil(Nk / WG)> (optional: the row is
  *   held in registers and S read once; without it rows of any length stream
  *   through three passes). Masked keys (causal) get probability 0; a row with
- *   no visible key is all zeros.
+ *   no visible key is all zeros; NaN and infinities propagate as IEEE
+ *   arithmetic does (clattn_reference).
  */
 #include "dtype.clh"
 
@@ -72,7 +73,7 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
         sum += x[t];
     }
     sum = reduce_sum(buf, sum);
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
     for (int t = 0; t < PER_ITEM; t++) {
         uint j = lid + t * WG;
         if (j < n_k)
@@ -87,7 +88,7 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
     for (int j = (int)lid; j <= last; j += WG)
         sum += exp(LOAD(s, base + j) - mx);
     sum = reduce_sum(buf, sum);
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
     for (uint j = lid; j < n_k; j += WG)
         STORE((int)j <= last ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
 #endif

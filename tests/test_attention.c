@@ -173,14 +173,17 @@ static void test_predicted_oom(void **state)
     opts.path = CLATTN_PATH_NAIVE;
     opts.use_clblast = 0; /* so that S, not CLBlast's workspace, is the largest buffer */
     cl_int err;
-    cl_mem b = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, n * 16 * 4, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    int rc = clattn_attention_cl(ctx, &s, &opts, b, b, b, b, 0, NULL, NULL, NULL);
+    cl_mem b[4];
+    for (int i = 0; i < 4; i++) {
+        b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, n * 16 * 4, NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+    }
+    int rc = clattn_attention_cl(ctx, &s, &opts, b[0], b[1], b[2], b[3], 0, NULL, NULL, NULL);
     assert_int_equal(rc, CLATTN_EWOULDOOM);
     assert_non_null(strstr(clattn_last_error_detail(), "buffer S needs"));
     /* Forced anyway, the allocation fails as a clean error... */
     opts.allow_oom = 1;
-    rc = clattn_attention_cl(ctx, &s, &opts, b, b, b, b, 0, NULL, NULL, NULL);
+    rc = clattn_attention_cl(ctx, &s, &opts, b[0], b[1], b[2], b[3], 0, NULL, NULL, NULL);
     assert_int_equal(rc, CLATTN_EOOM);
     /* ...and the context still works, with the workspace given back. */
     clattn_shape small = { 1, 2, 1, 40, 50, 16, CLATTN_F32 };
@@ -198,7 +201,8 @@ static void test_predicted_oom(void **state)
     clattn_memory_plan plan;
     assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
     assert_true((double)plan.largest_bytes < max_alloc);
-    clReleaseMemObject(b);
+    for (int i = 0; i < 4; i++)
+        clReleaseMemObject(b[i]);
 }
 
 /* Device-side random inputs cover every element, lie in [-1, 1), are never

@@ -11,25 +11,66 @@
 #include "fused/fused.h"
 #include "naive/naive.h"
 
-static int check_call(const clattn_ctx *ctx, const clattn_shape *shape,
-                      const clattn_options *opts)
+/* The checks every attention entry makes on the shape and options. */
+static int check_call(const clattn_shape *shape, const clattn_options *opts)
 {
-    int rc = ctx_usable(ctx);
-    if (rc < 0)
-        return rc;
-    rc = clattn_shape_check(shape);
+    int rc = clattn_shape_check(shape);
     if (rc < 0)
         return rc;
     if (shape->q_len > INT32_MAX || shape->kv_len > INT32_MAX)
-        return clattn_fail(CLATTN_EUNSUPPORTED, "sequence lengths above 2^31 are not supported");
+        return clattn_fail(CLATTN_EUNSUPPORTED, "sequence lengths above 2^31 - 1 are not "
+                           "supported (Nq=%zu Nk=%zu)", shape->q_len, shape->kv_len);
     if ((unsigned)opts->causal > CLATTN_CAUSAL_BOTTOM_RIGHT)
         return clattn_fail(CLATTN_EINVAL, "unknown causal mode %d", (int)opts->causal);
     if ((unsigned)opts->path > CLATTN_PATH_FUSED)
         return clattn_fail(CLATTN_EINVAL, "unknown path %d", (int)opts->path);
     if (opts->fused_kernel != CLATTN_FUSED_AUTO && !fused_kernel_by_id(opts->fused_kernel))
         return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
-    if (!isfinite(opts->scale) || opts->scale < 0)
-        return clattn_fail(CLATTN_EINVAL, "scale must be finite and >= 0 (0: 1/sqrt(d))");
+    /* 0 asks for 1/sqrt(d); anything else must be a normal positive float,
+     * so that a scale too small for float (1e-50 rounds to 0) is refused
+     * instead of silently becoming the default. */
+    if (opts->scale != 0 && !(isnormal(opts->scale) && opts->scale > 0))
+        return clattn_fail(CLATTN_EINVAL, "scale %g is not a normal positive float (0 asks for "
+                           "1/sqrt(d))", (double)opts->scale);
+    return CLATTN_OK;
+}
+
+/* A caller's buffer must be a buffer of the context's OpenCL context that
+ * holds what the shape reads or writes: the kernels do not check bounds. */
+static int check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, size_t need)
+{
+    size_t size = 0;
+    cl_context owner = NULL;
+    cl_mem_object_type type = 0;
+    cl_int err = clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (err != CL_SUCCESS || type != CL_MEM_OBJECT_BUFFER)
+        return clattn_fail(CLATTN_EINVAL, "%s is not an OpenCL buffer (%s)", name,
+                           err != CL_SUCCESS ? clattn_cl_status_name(err) : "not a buffer");
+    if (owner != ctx->context)
+        return clattn_fail(CLATTN_EINVAL, "buffer %s belongs to another OpenCL context", name);
+    if (size < need)
+        return clattn_fail(CLATTN_EINVAL, "buffer %s holds %zu bytes; the shape needs %zu", name,
+                           size, need);
+    return CLATTN_OK;
+}
+
+static int check_buffers(const clattn_ctx *ctx, const clattn_shape *s, cl_mem q, cl_mem k,
+                         cl_mem v, cl_mem o)
+{
+    CLATTN_CHECK_ARG(q && k && v && o);
+    const size_t e = clattn_dtype_size(s->dtype);
+    const size_t q_bytes = clattn_shape_q_elems(s) * e, kv_bytes = clattn_shape_kv_elems(s) * e;
+    int rc;
+    if ((rc = check_buffer(ctx, q, "Q", q_bytes)) < 0 || (rc = check_buffer(ctx, k, "K", kv_bytes)) < 0 ||
+        (rc = check_buffer(ctx, v, "V", kv_bytes)) < 0 || (rc = check_buffer(ctx, o, "O", q_bytes)) < 0)
+        return rc;
+    /* The kernels read K and V while other work-groups write O. */
+    if (o == k || o == v)
+        return clattn_fail(CLATTN_EINVAL, "O must not be the buffer of K or V");
     return CLATTN_OK;
 }
 
@@ -98,25 +139,24 @@ static int choose_path(clattn_ctx *ctx, const clattn_shape *s, const clattn_opti
     return CLATTN_OK;
 }
 
-int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
-                        cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint num_wait,
-                        const cl_event *wait_list, cl_event *done, clattn_run_info *info)
+/* clattn_attention_cl without the entry's bookkeeping. */
+static int attention_enqueue(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                             cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint num_wait,
+                             const cl_event *wait_list, cl_event *done, clattn_run_info *info)
 {
-    clattn_clear_error();
-    clattn_options defaults;
-    clattn_run_info scratch;
-    opts = clattn_options_or_default(opts, &defaults);
-    int rc = check_call(ctx, shape, opts);
-    if (rc < 0)
+    int rc = check_call(shape, opts);
+    if (rc < 0 || (rc = check_buffers(ctx, shape, q, k, v, o)) < 0 ||
+        (rc = ctx_check_last(ctx)) < 0)
         return rc;
-    CLATTN_CHECK_ARG(q && k && v && o);
     CLATTN_CHECK_ARG(num_wait == 0 || wait_list);
+    clattn_run_info scratch;
     if (!info)
         info = &scratch;
     memset(info, 0, sizeof *info);
     rc = choose_path(ctx, shape, opts, info);
     if (rc < 0)
         return rc;
+    cl_event last = NULL;
     struct attention_call call = {
         .shape = shape, .opts = opts,
         .scale = opts->scale > 0 ? opts->scale : (float)(1.0 / sqrt((double)shape->head_dim)),
@@ -124,20 +164,40 @@ int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn
         .causal_off = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT
             ? (int)shape->kv_len - (int)shape->q_len : 0,
         .q = q, .k = k, .v = v, .o = o,
-        .num_wait = num_wait, .wait_list = wait_list, .done = done, .info = info,
+        .num_wait = num_wait, .wait_list = wait_list, .done = &last, .info = info,
     };
-    return info->path == CLATTN_PATH_NAIVE ? naive_enqueue(ctx, &call)
-                                           : fused_enqueue(ctx, &call);
+    rc = info->path == CLATTN_PATH_NAIVE ? naive_enqueue(ctx, &call) : fused_enqueue(ctx, &call);
+    if (rc < 0 || !last)
+        return rc;
+    ctx_keep_last(ctx, last); /* the next call looks at it */
+    if (done)
+        *done = last;
+    else
+        clReleaseEvent(last);
+    return CLATTN_OK;
 }
 
-int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
-                     const void *q, const void *k, const void *v, void *o,
-                     clattn_run_info *info)
+int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                        cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *done, clattn_run_info *info)
 {
     clattn_clear_error();
     clattn_options defaults;
     opts = clattn_options_or_default(opts, &defaults);
-    int rc = check_call(ctx, shape, opts);
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
+        return rc;
+    rc = attention_enqueue(ctx, shape, opts, q, k, v, o, num_wait, wait_list, done, info);
+    ctx_leave(ctx);
+    return rc;
+}
+
+/* clattn_attention without the entry's bookkeeping. */
+static int attention_host(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                          const void *q, const void *k, const void *v, void *o,
+                          clattn_run_info *info)
+{
+    int rc = check_call(shape, opts);
     if (rc < 0)
         return rc;
     CLATTN_CHECK_ARG(q && k && v && o);
@@ -165,18 +225,33 @@ int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_op
     MAKE(bv, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, kv_bytes, v, "V");
     MAKE(bo, CL_MEM_WRITE_ONLY, q_bytes, NULL, "O");
 #undef MAKE
-    rc = clattn_attention_cl(ctx, shape, opts, bq, bk, bv, bo, 0, NULL, NULL, info);
+    rc = attention_enqueue(ctx, shape, opts, bq, bk, bv, bo, 0, NULL, NULL, info);
     if (rc < 0)
         goto out;
     err = clEnqueueReadBuffer(ctx->queue, bo, CL_TRUE, 0, q_bytes, o, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-        rc = clattn_fail_cl(err, "clEnqueueReadBuffer(O)");
+        rc = ctx_fail_wait(ctx, err, "clEnqueueReadBuffer(O)");
 out:
-    if (rc < 0 && ctx->queue)
+    if (rc < 0 && !ctx->lost)
         clFinish(ctx->queue); /* nothing may still use the buffers we free */
     if (bo) clReleaseMemObject(bo);
     if (bv) clReleaseMemObject(bv);
     if (bk) clReleaseMemObject(bk);
     if (bq) clReleaseMemObject(bq);
+    return rc;
+}
+
+int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                     const void *q, const void *k, const void *v, void *o,
+                     clattn_run_info *info)
+{
+    clattn_clear_error();
+    clattn_options defaults;
+    opts = clattn_options_or_default(opts, &defaults);
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
+        return rc;
+    rc = attention_host(ctx, shape, opts, q, k, v, o, info);
+    ctx_leave(ctx);
     return rc;
 }

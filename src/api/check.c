@@ -39,22 +39,22 @@ static int run_on_device(clattn_ctx *ctx, const clattn_shape *s, const clattn_op
     }
     const cl_uchar poison = 0xff; /* all-ones bytes are NaN in fp32 and fp16 */
     err = clEnqueueFillBuffer(ctx->queue, b[3], &poison, 1, 0, qb, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = clFinish(ctx->queue);
     if (err != CL_SUCCESS) {
         rc = clattn_fail_cl(err, "poisoning the output");
         goto out;
     }
+    if ((rc = ctx_finish(ctx, "poisoning the output")) < 0)
+        goto out;
     double t0 = now_seconds();
     rc = clattn_attention_cl(ctx, s, opts, b[0], b[1], b[2], b[3], 0, NULL, NULL, &res->info);
     if (rc < 0)
         goto out;
-    err = clFinish(ctx->queue);
+    if ((rc = ctx_finish(ctx, "running the check")) < 0)
+        goto out;
     res->seconds = now_seconds() - t0;
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(ctx->queue, b[3], CL_TRUE, 0, qb, o, 0, NULL, NULL);
+    err = clEnqueueReadBuffer(ctx->queue, b[3], CL_TRUE, 0, qb, o, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-        rc = clattn_fail_cl(err, "running the check");
+        rc = ctx_fail_wait(ctx, err, "reading the check's output");
 out:
     for (int i = 0; i < 4; i++)
         if (b[i])
@@ -62,11 +62,10 @@ out:
     return rc;
 }
 
-int clattn_check(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-                 uint64_t seed, clattn_check_result *res)
+static int check_run(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                     uint64_t seed, clattn_check_result *res)
 {
-    clattn_clear_error();
-    CLATTN_CHECK_ARG(ctx && s && res);
+    CLATTN_CHECK_ARG(s && res);
     int rc = clattn_shape_check(s);
     if (rc < 0)
         return rc;
@@ -100,5 +99,17 @@ out:
     free(v);
     free(o);
     free(ref);
+    return rc;
+}
+
+int clattn_check(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                 uint64_t seed, clattn_check_result *res)
+{
+    clattn_clear_error();
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
+        return rc;
+    rc = check_run(ctx, s, opts, seed, res);
+    ctx_leave(ctx);
     return rc;
 }

@@ -13,10 +13,13 @@
 static int query_plan(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
                       struct fused_plan *plan)
 {
-    int rc = ctx_usable(ctx);
-    if (rc < 0 || (rc = clattn_shape_check(shape)) < 0)
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
         return rc;
-    return fused_plan(ctx, shape, opts, plan);
+    if ((rc = clattn_shape_check(shape)) == CLATTN_OK)
+        rc = fused_plan(ctx, shape, opts, plan);
+    ctx_leave(ctx);
+    return rc;
 }
 
 int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
@@ -54,12 +57,13 @@ int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
     if (fused && fused_cap)
         snprintf(fused, fused_cap, "fused/%s %zux%zu", plan.kernel->name, plan.tiles.bm,
                  plan.tiles.bn);
-    if (naive && naive_cap) {
+    if (naive && naive_cap && (rc = ctx_enter(ctx)) == CLATTN_OK) {
         char names[48];
         naive_gemm_names(ctx, shape, opts->use_clblast, names, sizeof names);
         snprintf(naive, naive_cap, "naive/%s", names);
+        ctx_leave(ctx);
     }
-    return CLATTN_OK;
+    return rc;
 }
 
 int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
@@ -72,13 +76,20 @@ int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     CLATTN_CHECK_ARG(head_dim >= 1 && head_dim <= 256);
     CLATTN_CHECK_ARG(block_m >= 1 && block_m <= 1024 && block_n >= 1 && block_n <= 1024);
-    return tune_store(ctx, k->name, dtype, head_dim, causal, block_m, block_n);
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
+        return rc;
+    rc = tune_store(ctx, k->name, dtype, head_dim, causal, block_m, block_n);
+    ctx_leave(ctx);
+    return rc;
 }
 
 void clattn_release_workspace(clattn_ctx *ctx)
 {
-    if (ctx)
+    if (ctx && ctx_enter(ctx) == CLATTN_OK) {
         naive_state_release(&ctx->naive);
+        ctx_leave(ctx);
+    }
 }
 
 size_t clattn_fused_kernel_count(void)
@@ -140,14 +151,17 @@ int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id, const cl
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(why || !cap);
-    int rc = ctx_usable(ctx);
-    if (rc < 0 || (rc = clattn_shape_check(shape)) < 0)
+    int rc = clattn_shape_check(shape);
+    if (rc < 0)
         return rc;
     const struct fused_kernel *k = fused_kernel_by_id(id);
     if (!k)
         return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)id);
+    if ((rc = ctx_enter(ctx)) < 0)
+        return rc;
     const char *reason = fused_cannot_run(ctx, k, shape);
     if (why && cap)
         snprintf(why, cap, "%s", reason ? reason : "");
+    ctx_leave(ctx);
     return reason == NULL;
 }

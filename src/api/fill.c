@@ -3,11 +3,9 @@
 #include "context/context.h"
 #include "context/program.h"
 
-int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype,
-                          uint32_t seed)
+static int fill(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, uint32_t seed)
 {
-    clattn_clear_error();
-    CLATTN_CHECK_ARG(ctx && buf);
+    CLATTN_CHECK_ARG(buf);
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     size_t bytes = 0;
     if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
@@ -30,4 +28,16 @@ int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dt
         err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, NULL, 0, NULL, NULL);
     clReleaseKernel(kern);
     return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "fill_random");
+}
+
+int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype,
+                          uint32_t seed)
+{
+    clattn_clear_error();
+    int rc = ctx_enter(ctx);
+    if (rc < 0)
+        return rc;
+    rc = fill(ctx, buf, n, dtype, seed);
+    ctx_leave(ctx);
+    return rc;
 }

@@ -83,6 +83,8 @@ void clattn_close(clattn_ctx **pctx)
     if (!pctx || !*pctx)
         return;
     clattn_ctx *ctx = *pctx;
+    if (ctx->last)
+        clReleaseEvent(ctx->last);
     naive_state_release(&ctx->naive);
     program_cache_release(&ctx->programs);
     if (ctx->queue)
@@ -91,6 +93,60 @@ void clattn_close(clattn_ctx **pctx)
         clReleaseContext(ctx->context);
     free(ctx);
     *pctx = NULL;
+}
+
+/* An address unique to the calling thread. */
+static uintptr_t this_thread(void)
+{
+    static _Thread_local char marker;
+    return (uintptr_t)&marker;
+}
+
+int ctx_check_last(clattn_ctx *ctx)
+{
+    if (!ctx->last)
+        return CLATTN_OK;
+    cl_int status = CL_COMPLETE;
+    cl_int err = clGetEventInfo(ctx->last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                &status, NULL);
+    if (err == CL_SUCCESS && status >= 0 && status != CL_COMPLETE)
+        return CLATTN_OK; /* still running: keep watching it */
+    clReleaseEvent(ctx->last);
+    ctx->last = NULL;
+    if (err != CL_SUCCESS || status < 0) {
+        ctx->lost = 1;
+        return clattn_fail(CLATTN_EDEVLOST, "the previous call's work failed on the device "
+                           "(%s): the context is lost; close it and open a new one",
+                           clattn_cl_status_name(err != CL_SUCCESS ? err : status));
+    }
+    return CLATTN_OK;
+}
+
+void ctx_keep_last(clattn_ctx *ctx, cl_event ev)
+{
+    if (ctx->last)
+        clReleaseEvent(ctx->last);
+    clRetainEvent(ev);
+    ctx->last = ev;
+}
+
+int ctx_enter(clattn_ctx *ctx)
+{
+    int rc = ctx_usable(ctx);
+    if (rc < 0)
+        return rc;
+    uintptr_t none = 0, me = this_thread();
+    if (!atomic_compare_exchange_strong(&ctx->owner, &none, me) && none != me)
+        return clattn_fail(CLATTN_EINVAL, "the context is in use by another thread: a "
+                           "clattn_ctx serves one thread at a time (open one per thread)");
+    ctx->depth++;
+    return CLATTN_OK;
+}
+
+void ctx_leave(clattn_ctx *ctx)
+{
+    if (--ctx->depth == 0)
+        atomic_store(&ctx->owner, 0);
 }
 
 cl_context clattn_cl_context(const clattn_ctx *ctx)

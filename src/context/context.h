@@ -4,6 +4,9 @@
 #ifndef CLATTN_SRC_DEVICE_CONTEXT_H
 #define CLATTN_SRC_DEVICE_CONTEXT_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "clattn/clattn.h"
 #include "device/cl_error.h"
 #include "device/facts.h"
@@ -18,6 +21,9 @@ struct clattn_ctx {
     cl_device_id device;
     struct device_facts dev;       /* device/facts.h */
     int lost;                      /* a fault was seen: every later call fails */
+    cl_event last;                 /* the previous call's last command, or NULL */
+    _Atomic uintptr_t owner;       /* the thread inside a call, 0 when none */
+    unsigned depth;                /* that thread's nesting of public calls */
     struct program_cache programs; /* context/program.h */
     struct tune_state tune;        /* tune/tune.h */
     struct fused_state fused;      /* fused/fused.h */
@@ -57,5 +63,19 @@ static inline int ctx_usable(const clattn_ctx *ctx)
                            "it and open a new one (%s)", ctx->dev.label);
     return CLATTN_OK;
 }
+
+/* Looks at the previous call's last command: a negative status means the
+ * device faulted since (seen by the caller's own wait, say), and the
+ * context is marked lost instead of taking work that would never run. */
+int ctx_check_last(clattn_ctx *ctx);
+/* Keeps `ev` (retained) as the call's last command. */
+void ctx_keep_last(clattn_ctx *ctx, cl_event ev);
+
+/* A context serves one thread at a time: every public entry that uses one
+ * marks it as taken by the calling thread for the call (nested calls from
+ * the same thread are fine) and refuses a second thread with CLATTN_EINVAL
+ * instead of corrupting the program cache or the workspace. */
+int ctx_enter(clattn_ctx *ctx);
+void ctx_leave(clattn_ctx *ctx);
 
 #endif

@@ -52,14 +52,17 @@ static int time_launch(struct bench *b, cl_kernel k, size_t global, size_t local
         return clattn_fail_cl(err, "clEnqueueNDRangeKernel(measure)");
     if (!b->profiling) {
         if ((err = clFinish(q)) != CL_SUCCESS)
-            return clattn_fail_cl(err, "clFinish(measure)");
+            return ctx_fail_wait(b->ctx, err, "clFinish(measure)");
         *seconds = measure_now_seconds() - t0;
         return 0;
     }
     cl_ulong start = 0, end = 0;
     err = clWaitForEvents(1, &ev);
-    if (err == CL_SUCCESS)
-        err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    if (err != CL_SUCCESS) {
+        clReleaseEvent(ev);
+        return ctx_fail_wait(b->ctx, err, "clWaitForEvents(measure)");
+    }
+    err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     if (err == CL_SUCCESS)
         err = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     clReleaseEvent(ev);
@@ -132,12 +135,11 @@ int bench_filled_buffer(struct bench *b, uint64_t bytes, cl_mem *out)
     const float pattern = 1.0f / 1024.0f;
     err = clEnqueueFillBuffer(b->ctx->queue, *out, &pattern, sizeof pattern, 0, bytes, 0, NULL,
                               NULL);
-    if (err == CL_SUCCESS)
-        err = clFinish(b->ctx->queue);
-    if (err != CL_SUCCESS) {
+    int rc = err == CL_SUCCESS ? ctx_finish(b->ctx, "clFinish(measure fill)")
+                               : clattn_fail_cl(err, "clEnqueueFillBuffer(measure)");
+    if (rc < 0) {
         clReleaseMemObject(*out);
         *out = NULL;
-        return clattn_fail_cl(err, "clEnqueueFillBuffer(measure)");
     }
-    return 0;
+    return rc;
 }

@@ -44,13 +44,13 @@ static int measure_latency(struct bench *b, clattn_measurement *m)
         double t0 = measure_now_seconds();
         for (int i = 0; i < batch && err == CL_SUCCESS; i++)
             err = clEnqueueNDRangeKernel(b->ctx->queue, k, 1, NULL, &one, &one, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-            err = clFinish(b->ctx->queue);
+        if (err == CL_SUCCESS && (rc = ctx_finish(b->ctx, "clFinish(measure_empty)")) < 0)
+            goto release_buffer;
         double t1 = measure_now_seconds();
         if (err == CL_SUCCESS)
             err = clEnqueueNDRangeKernel(b->ctx->queue, k, 1, NULL, &one, &one, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-            err = clFinish(b->ctx->queue);
+        if (err == CL_SUCCESS && (rc = ctx_finish(b->ctx, "clFinish(measure_empty)")) < 0)
+            goto release_buffer;
         if (err != CL_SUCCESS) {
             rc = clattn_fail_cl(err, "clEnqueueNDRangeKernel(measure_empty)");
             goto release_buffer;
@@ -237,13 +237,10 @@ static int run_steps(struct bench *b, clattn_measurement *m)
     return 0;
 }
 
-int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
-                   clattn_measurement *out)
+static int measure_run(clattn_ctx *ctx, const clattn_measure_options *opts,
+                       clattn_measurement *out)
 {
-    clattn_clear_error();
-    int rc = ctx_usable(ctx);
-    if (rc)
-        return rc;
+    int rc;
     CLATTN_CHECK_ARG(out != NULL);
     clattn_measure_options defaults;
     clattn_default_measure_options(&defaults);
@@ -282,4 +279,16 @@ int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
         return rc;
     out->seconds = measure_now_seconds() - b.started;
     return 0;
+}
+
+int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
+                   clattn_measurement *out)
+{
+    clattn_clear_error();
+    int rc = ctx_enter(ctx);
+    if (rc)
+        return rc;
+    rc = measure_run(ctx, opts, out);
+    ctx_leave(ctx);
+    return rc;
 }

@@ -1,8 +1,10 @@
 /*
  * CPU reference: attention in double precision, straight from the
  * definition, with the device paths' semantics (GQA head mapping, both causal
- * alignments, zero output for a query that sees no key). Slow on purpose:
- * its only job is to be obviously right.
+ * alignments, zero output for a query that sees no key, scores held in the
+ * storage dtype's range, IEEE propagation of NaN and infinities: see
+ * clattn_reference in clattn/types.h). Slow on purpose: its only job is to be
+ * obviously right.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +17,20 @@ static double load(const void *base, size_t i, clattn_dtype dtype)
     if (dtype == CLATTN_F16)
         return clattn_f16_to_f32(((const uint16_t *)base)[i]);
     return ((const float *)base)[i];
+}
+
+/* A score as every path holds it: in the storage dtype's range (the naive
+ * path keeps S in that dtype), so a score that rounds beyond the largest
+ * finite value is infinite. */
+static double held_score(double score, clattn_dtype dtype)
+{
+    const double limit = dtype == CLATTN_F16 ? 65520.0 /* rounds to half's inf */
+                                             : 3.4028235677973366e38; /* FLT_MAX, rounded up */
+    if (score >= limit)
+        return INFINITY;
+    if (score <= -limit)
+        return -INFINITY;
+    return score;
 }
 
 /* One query row of one head: softmax over the visible keys, then P V. */
@@ -32,7 +48,7 @@ static void reference_row(const clattn_shape *s, const void *q, const void *k, c
         double dot = 0.0;
         for (size_t x = 0; x < d; x++)
             dot += load(q, q_off + x, s->dtype) * load(k, kv_off + (size_t)j * d + x, s->dtype);
-        scores[j] = dot * scale;
+        scores[j] = held_score(dot * scale, s->dtype);
         if (scores[j] > mx)
             mx = scores[j];
     }
