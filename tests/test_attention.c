@@ -63,6 +63,33 @@ static void test_naive_builtin_gemm(void **state)
         check_path(&test_cases[i], CLATTN_PATH_NAIVE, 0, 300 + i);
 }
 
+/* CLBlast indexes with 32-bit ints: a batch whose buffers would pass its
+ * limit goes out in several calls on sub-buffers (the H200 faulted at 2^32
+ * scores before). The limit is lowered here so that a small batch splits;
+ * the run must name CLBlast and agree with the reference. */
+static void test_naive_clblast_split(void **state)
+{
+    (void)state;
+    char names[64];
+    /* B*Hkv = 8 GEMMs of S[32 x 32]: 1024 elements each, 2 per call. */
+    const struct test_case c = { 2, 8, 4, 16, 32, 16, CLATTN_F32, CLATTN_CAUSAL_TOP_LEFT };
+    clattn_shape s = test_case_shape(&c);
+    assert_int_equal(setenv("CLATTN_CLBLAST_INDEX_LIMIT", "3000", 1), 0);
+    assert_int_equal(clattn_describe_kernels(ctx, &s, NULL, NULL, 0, names, sizeof names),
+                     CLATTN_OK);
+    if (strcmp(names, "naive/clblast") == 0)
+        check_path(&c, CLATTN_PATH_NAIVE, 1, 401);
+    else
+        print_message("no CLBlast for fp32 here (%s): the split is not exercised\n", names);
+    /* One GEMM larger than the limit is not CLBlast's to run. */
+    assert_int_equal(setenv("CLATTN_CLBLAST_INDEX_LIMIT", "500", 1), 0);
+    assert_int_equal(clattn_describe_kernels(ctx, &s, NULL, NULL, 0, names, sizeof names),
+                     CLATTN_OK);
+    assert_string_not_equal(names, "naive/clblast");
+    check_path(&c, CLATTN_PATH_NAIVE, 1, 402);
+    unsetenv("CLATTN_CLBLAST_INDEX_LIMIT");
+}
+
 /* The host-pointer API returns what the reference computes. */
 static void test_host_pointer_api(void **state)
 {
@@ -253,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_fused_all_cases),
         cmocka_unit_test(test_naive_all_cases),
         cmocka_unit_test(test_naive_builtin_gemm),
+        cmocka_unit_test(test_naive_clblast_split),
         cmocka_unit_test(test_host_pointer_api),
         cmocka_unit_test(test_events_and_caller_context),
         cmocka_unit_test(test_predicted_oom),

@@ -70,8 +70,10 @@ int device_facts_read(cl_device_id dev, struct device_facts *f)
         || (rc = CL_INFO_VALUE(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, f->max_wg))
         || (rc = CL_INFO_VALUE(dev, CL_DEVICE_MAX_COMPUTE_UNITS, f->compute_units))
         || (rc = CL_INFO_VALUE(dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, f->native_float_width))
+        || (rc = CL_INFO_VALUE(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, f->base_align_bytes))
         || (rc = read_extensions(dev, f)))
         return rc;
+    f->base_align_bytes = f->base_align_bytes >= 8 ? f->base_align_bytes / 8 : 1; /* bits */
     clattn_figure capacity, largest;
     if ((rc = device_memory_limits(dev, &capacity, &largest)))
         return rc;

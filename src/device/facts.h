@@ -26,6 +26,8 @@ struct device_facts {
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint compute_units;
     cl_uint native_float_width;   /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT */
+    cl_uint base_align_bytes;     /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes: sub-buffer
+                                   * origins must be multiples of it */
 };
 
 /* A figure from its source; a value that is not positive is unknown. */

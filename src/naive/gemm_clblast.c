@@ -3,7 +3,76 @@
 #include "naive/gemm.h"
 
 #ifdef CLATTN_HAVE_CLBLAST
+#include <stdlib.h>
+
 #include <clblast_c.h>
+
+/* CLBlast's batched kernels index each buffer with 32-bit ints (batch *
+ * stride + offset), so a batch whose buffers exceed 2^31 elements would
+ * write out of bounds (the H200 faulted at 2^32 scores, B=8 H=32 N=4096
+ * fp32). Such a batch is split into calls of `per_call` entries on
+ * sub-buffers, each call's indices in range; where a single entry is too
+ * large or sub-buffer origins would be misaligned, CLBlast does not take
+ * the case. */
+struct chunks {
+    size_t per_call;           /* batch entries per call */
+    size_t esize;
+};
+
+/* The largest index a call may form: 2^30, half of what an int holds, so
+ * that CLBlast's padded temporaries (tiles rounded up) stay in range too;
+ * $CLATTN_CLBLAST_INDEX_LIMIT lowers it, so that tests split small batches. */
+static size_t index_limit(void)
+{
+    const char *env = getenv("CLATTN_CLBLAST_INDEX_LIMIT");
+    char *end = NULL;
+    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+    return v > 0 && v < (1u << 30) && end && !*end ? (size_t)v : (size_t)1 << 30;
+}
+
+/* Elements one batch entry of a (rows x cols, leading dim ld) matrix spans. */
+static size_t footprint(size_t rows, size_t cols, size_t ld)
+{
+    return (rows - 1) * ld + cols;
+}
+
+/* How many entries of `stride` with `span` elements each fit under limit. */
+static size_t fit(size_t span, size_t stride, size_t limit)
+{
+    if (span > limit)
+        return 0;
+    return stride ? (limit - span) / stride + 1 : SIZE_MAX;
+}
+
+/* Why `g` cannot be split into calls CLBlast indexes correctly, or NULL and
+ * the split in *c. */
+static const char *plan_chunks(const struct device_facts *dev, const struct gemm_desc *g,
+                               struct chunks *c)
+{
+    const size_t limit = index_limit();
+    const size_t spans[3] = {
+        footprint(g->m, g->k, g->lda),
+        g->trans_b ? footprint(g->n, g->k, g->ldb) : footprint(g->k, g->n, g->ldb),
+        footprint(g->m, g->n, g->ldc),
+    };
+    const size_t strides[3] = { g->a_stride, g->b_stride, g->c_stride };
+    c->esize = clattn_dtype_size(g->dtype);
+    c->per_call = g->batch;
+    for (int i = 0; i < 3; i++) {
+        size_t n = fit(spans[i], strides[i], limit);
+        if (n == 0)
+            return "one GEMM of the batch spans more elements than CLBlast's 32-bit indices";
+        if (n < c->per_call)
+            c->per_call = n;
+    }
+    if (c->per_call >= g->batch)
+        return NULL;
+    for (int i = 0; i < 3; i++)
+        if ((c->per_call * strides[i] * c->esize) % dev->base_align_bytes)
+            return "the batch exceeds CLBlast's 32-bit indices and sub-buffers of it would "
+                   "not be aligned";
+    return NULL;
+}
 
 static const char *cannot_run(const struct device_facts *dev, const struct gemm_desc *g)
 {
@@ -11,7 +80,8 @@ static const char *cannot_run(const struct device_facts *dev, const struct gemm_
      * cl_khr_fp16 (NVIDIA computes half but does not advertise it). */
     if (g->dtype == CLATTN_F16 && !dev->fp16_advertised)
         return "CLBlast's half precision needs cl_khr_fp16";
-    return NULL;
+    struct chunks c;
+    return plan_chunks(dev, g, &c);
 }
 
 static int clblast_fail(CLBlastStatusCode st, const char *call)
@@ -41,7 +111,7 @@ static int temp_bytes(clattn_ctx *ctx, const struct gemm_desc *g, uint64_t *byte
     return CLATTN_OK;
 }
 
-static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
+static int enqueue_one(clattn_ctx *ctx, const struct gemm_desc *g)
 {
     /* CLBlast's returned event belongs to its last helper kernel, so we ask
      * for none: ordering comes from the in-order queue. */
@@ -60,6 +130,68 @@ static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
                                         g->c_stride, g->batch, &ctx->queue, NULL);
     }
     return st == CLBlastSuccess ? CLATTN_OK : clblast_fail(st, "CLBlastXgemmStridedBatched");
+}
+
+/* The part of `buf` that batch entries [first, first + count) of `stride`
+ * elements use, as a sub-buffer (the last entry's span may end early). */
+static cl_mem batch_part(cl_mem buf, size_t first, size_t count, size_t stride, size_t span,
+                         size_t esize, cl_int *err)
+{
+    cl_buffer_region r = { first * stride * esize, ((count - 1) * stride + span) * esize };
+    return clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, err);
+}
+
+/* A batch split into calls on sub-buffers (see plan_chunks). */
+static int enqueue_split(clattn_ctx *ctx, const struct gemm_desc *g, const struct chunks *c)
+{
+    const size_t span_a = footprint(g->m, g->k, g->lda);
+    const size_t span_b = g->trans_b ? footprint(g->n, g->k, g->ldb) : footprint(g->k, g->n, g->ldb);
+    const size_t span_c = footprint(g->m, g->n, g->ldc);
+    for (size_t first = 0; first < g->batch; first += c->per_call) {
+        const size_t count = g->batch - first < c->per_call ? g->batch - first : c->per_call;
+        struct gemm_desc part = *g;
+        cl_int ea, eb, ec;
+        part.batch = count;
+        part.a = batch_part(g->a, first, count, g->a_stride, span_a, c->esize, &ea);
+        part.b = batch_part(g->b, first, count, g->b_stride, span_b, c->esize, &eb);
+        part.c = batch_part(g->c, first, count, g->c_stride, span_c, c->esize, &ec);
+        int rc;
+        if (ea != CL_SUCCESS || eb != CL_SUCCESS || ec != CL_SUCCESS)
+            rc = clattn_fail_cl(ea != CL_SUCCESS ? ea : eb != CL_SUCCESS ? eb : ec,
+                                "clCreateSubBuffer(CLBlast batch part)");
+        else
+            rc = enqueue_one(ctx, &part);
+        /* Released now, kept by the queue until the call that uses them ends. */
+        if (ea == CL_SUCCESS)
+            clReleaseMemObject(part.a);
+        if (eb == CL_SUCCESS)
+            clReleaseMemObject(part.b);
+        if (ec == CL_SUCCESS)
+            clReleaseMemObject(part.c);
+        if (rc < 0)
+            return rc;
+    }
+    return CLATTN_OK;
+}
+
+/* Sub-buffers cannot be made of sub-buffers. */
+static int is_sub_buffer(cl_mem m)
+{
+    cl_mem parent = NULL;
+    return clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) !=
+               CL_SUCCESS || parent != NULL;
+}
+
+static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
+{
+    struct chunks c;
+    if (plan_chunks(&ctx->dev, g, &c))
+        return GEMM_HAND_ON;
+    if (c.per_call >= g->batch)
+        return enqueue_one(ctx, g);
+    if (is_sub_buffer(g->a) || is_sub_buffer(g->b) || is_sub_buffer(g->c))
+        return GEMM_HAND_ON;
+    return enqueue_split(ctx, g, &c);
 }
 
 const struct gemm_backend gemm_clblast = {
