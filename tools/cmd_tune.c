@@ -103,6 +103,17 @@ static int parse_tiles(const char *s, struct tune_settings *t)
     return t->n_tiles ? 0 : -1;
 }
 
+/* Whether the context was lost to a device fault (tune then stops). */
+static int lost(clattn_ctx *ctx)
+{
+    size_t bm, bn;
+    clattn_shape one = { 1, 1, 1, 1, 1, 1, CLATTN_F32 };
+    if (clattn_fused_tiles(ctx, &one, NULL, &bm, &bn, NULL) != CLATTN_EDEVLOST)
+        return 0;
+    cli_error("tune: the device faulted and the context is lost; stopping");
+    return 1;
+}
+
 /* The device buffers one shape is timed on: Q, K, V with random values, O. */
 struct tune_buffers {
     cl_mem b[4];
@@ -187,12 +198,16 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
         double err = 0;
         if (set->check && check_tile(ctx, s, &o, 1234 + i, &err) < 0) {
             printf("WRONG or failed (rel_l2 %.2e): %s\n", err, clattn_last_error_detail());
+            if (lost(ctx))
+                return -1;
             continue;
         }
         double t = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
                                set->budget);
         if (t < 0) {
             printf("failed: %s\n", clattn_last_error_detail());
+            if (lost(ctx))
+                return -1;
             continue;
         }
         printf("%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
@@ -326,9 +341,14 @@ int cmd_tune(int argc, char **argv)
                 failed = 1;
                 continue;
             }
-            failed |= tune_one(ctx, &s, causal, &set) < 0;
+            if (tune_one(ctx, &s, causal, &set) < 0) {
+                failed = 1;
+                if (lost(ctx))
+                    goto done;
+            }
         }
     }
+done:
     clattn_close(&ctx);
     return failed;
 }

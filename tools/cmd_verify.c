@@ -29,7 +29,8 @@ static int parse_shape(const char *s, struct test_case *c)
     return 0;
 }
 
-/* Checks one case on one path; prints a row; returns 1 if it passed. */
+/* Checks one case on one path; prints a row; returns 1 if it passed, 0 if
+ * not, -1 when the device faulted and the context is lost. */
 static int verify_case(clattn_ctx *ctx, const struct test_case *c, clattn_path path,
                        clattn_fused_kernel fused_kernel, uint64_t seed, double worst[2][2])
 {
@@ -46,7 +47,7 @@ static int verify_case(clattn_ctx *ctx, const struct test_case *c, clattn_path p
            c->nk, c->d);
     if (rc < 0) {
         printf("ERROR %s: %s\n", clattn_error_name(rc), clattn_last_error_detail());
-        return 0;
+        return rc == CLATTN_EDEVLOST ? -1 : 0;
     }
     printf("max_abs %.2e  rel_l2 %.2e  %s%s  [%s]\n", r.max_abs, r.rel_l2,
            r.passed ? "ok" : "FAIL", r.unwritten ? " (unwritten outputs)" : "", r.info.kernel);
@@ -122,8 +123,15 @@ int cmd_verify(int argc, char **argv)
             if (!(paths & (1 << p)))
                 continue;
             run++;
-            failed += !verify_case(ctx, &cases[i], p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE,
-                                   fused_kernel, seed + 7 * i, worst);
+            int ok = verify_case(ctx, &cases[i], p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE,
+                                 fused_kernel, seed + 7 * i, worst);
+            failed += ok != 1;
+            if (ok < 0) {
+                cli_error("verify: the device faulted and the context is lost; stopping after "
+                          "%zu of %zu cases", run, 2 * n);
+                clattn_close(&ctx);
+                return 1;
+            }
         }
     }
     double ta, tr32, tr16;

@@ -25,7 +25,14 @@ for stage in "${stages[@]}"; do
         log "tune"; $c tune -d 64,128,256 -B 4 -H 16 -N 4096 --seconds 0.15 >"$out/tune.txt" 2>&1
         grep best "$out/tune.txt" | tee -a "$out/log.txt"
         log "check"
-        { $c verify; for t in build/tests/test_*; do [ -f "$t" ] && [ -x "$t" ] && { "$t" >/dev/null 2>&1; echo "$(basename $t) exit $?"; }; done; } >"$out/check.txt" 2>&1
+        { $c verify; echo "verify exit $?"; } >"$out/check.txt" 2>&1
+        # Each test's status is read right after it runs (not after basename).
+        for t in build/tests/test_*; do
+            [ -f "$t" ] && [ -x "$t" ] || continue
+            "$t" >"$out/$(basename "$t").log" 2>&1
+            rc=$?
+            echo "$(basename "$t") exit $rc" >>"$out/check.txt"
+        done
         tail -12 "$out/check.txt" | tee -a "$out/log.txt" ;;
     d128)
         log "bench d=128"; run $c bench --preset seed -N 1024,2048,4096,8192,16384 --reps-seconds 0.5 --json "$out/b128.json"
