@@ -184,6 +184,8 @@ grep -q "usage: clattn run" "$dir/stdout" || fail "--help prints no usage"
 expect_error "bad --path" 2 "path.*warp" $good --path warp
 expect_error "bad --causal" 2 "causal" $good --causal=sideways
 expect_error "bad --scale" 2 "scale" $good --scale abc
+expect_error "--scale that rounds to 0 in float" 2 "scale" $good --scale 1e-50
+expect_error "--scale that is subnormal in float" 2 "scale" $good --scale 1e-40
 expect_error "unknown option" 2 "unknown option.*--frobnicate" $good --frobnicate
 expect_error "missing --out" 2 "missing --out" --q "q.npy" --k "k.npy" --v "v.npy"
 expect_error "option without value" 2 "--device.*value" $good --device

@@ -113,12 +113,17 @@ static int parse_causal_flag(const char *arg, clattn_causal *out)
     return 0;
 }
 
+/* A scale must survive the conversion to float: 1e-50 would round to 0,
+ * which the library reads as "the default 1/sqrt(d)". */
 static int parse_scale(const char *s, float *out)
 {
     double v;
     if (cli_parse_double(s, &v) || !isfinite(v) || v <= 0 || v > FLT_MAX)
         return -1;
-    *out = (float)v;
+    float f = (float)v;
+    if (!isnormal(f))
+        return -1;
+    *out = f;
     return 0;
 }
 
@@ -140,7 +145,8 @@ static int set_option(run_args *a, const char *name, const char *value)
     else if (!strcmp(name, "--path") && cli_parse_path(value, &a->opts.path))
         return usage_error("bad --path '%s' (naive, fused or auto)", value);
     else if (!strcmp(name, "--scale") && parse_scale(value, &a->opts.scale))
-        return usage_error("bad --scale '%s' (a positive finite number)", value);
+        return usage_error("bad --scale '%s' (a positive number a float holds: normal, "
+                           "1.2e-38 to 3.4e38)", value);
     else if (!strcmp(name, "--kernel") && cli_parse_fused_kernel(value, &a->opts.fused_kernel))
         return usage_error("bad --kernel: %s", clattn_last_error_detail());
     return 0;

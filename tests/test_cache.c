@@ -1,0 +1,262 @@
+/*
+ * The per-device cache files (tuned tiles, measurements) against what a
+ * hostile or broken file system holds: links to /dev/zero and FIFOs (read
+ * must not hang), planted symlinks (a write must not follow them), a
+ * directory other users can write or do not own (not used), corrupt and
+ * impossible entries (ignored, and said so), implausible measurements
+ * (refused), and two processes recording tiles at once (both kept). Each
+ * test runs in a fresh $XDG_CACHE_HOME. Exits 77 without an OpenCL device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+#include "clattn/device.h"
+
+static clattn_ctx *ctx;
+static char home[64];
+
+static int fresh_home(void **state)
+{
+    (void)state;
+    snprintf(home, sizeof home, "/tmp/clattn-cache-XXXXXX");
+    if (!mkdtemp(home))
+        return -1;
+    setenv("XDG_CACHE_HOME", home, 1);
+    return clattn_open(&ctx, NULL) == CLATTN_OK ? 0 : -1;
+}
+
+static int remove_home(void **state)
+{
+    (void)state;
+    clattn_close(&ctx);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "chmod -R u+rwx %s; rm -rf %s", home, home);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The measurement file's path, with its directory created 0700. */
+static void measurement_path(char *path, size_t cap)
+{
+    assert_int_equal(clattn_measure_path(clattn_cl_device(ctx), path, cap), CLATTN_OK);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/clattn", home);
+    assert_true(mkdir(dir, 0700) == 0 || errno == EEXIST);
+}
+
+/* Reading a link to /dev/zero or a FIFO returns at once with an error (the
+ * alarm turns a hang into a failure), and the ceilings fall back. */
+static void test_special_files_are_not_read(void **state)
+{
+    (void)state;
+    char path[4096];
+    measurement_path(path, sizeof path);
+    clattn_measurement *m = malloc(sizeof *m);
+    assert_non_null(m);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    alarm(10);
+    assert_int_equal(clattn_measure_load(clattn_cl_device(ctx), m), CLATTN_EFORMAT);
+    assert_non_null(strstr(clattn_last_error_detail(), "not a regular file"));
+    clattn_ceilings c;
+    assert_int_equal(clattn_device_ceilings(ctx, &c), CLATTN_OK);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(clattn_measure_load(clattn_cl_device(ctx), m), CLATTN_EFORMAT);
+    assert_int_equal(clattn_device_ceilings(ctx, &c), CLATTN_OK);
+    alarm(0);
+    free(m);
+}
+
+/* A symlink planted where the file goes is replaced, not written through. */
+static void test_planted_symlink_is_not_followed(void **state)
+{
+    (void)state;
+    char path[4096], victim[128];
+    measurement_path(path, sizeof path);
+    snprintf(victim, sizeof victim, "%s/victim", home);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(symlink(victim, path), 0);
+    clattn_measurement m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.device_name, sizeof m.device_name, "x");
+    /* The identity must be this device's for the path to match. */
+    clattn_device_props p;
+    assert_int_equal(clattn_device_query(clattn_cl_device(ctx), &p), CLATTN_OK);
+    snprintf(m.device_name, sizeof m.device_name, "%s", p.name);
+    snprintf(m.driver_version, sizeof m.driver_version, "%s", p.driver_version);
+    snprintf(m.platform_version, sizeof m.platform_version, "%s", p.platform_version);
+    assert_int_equal(clattn_measure_save(&m), CLATTN_OK);
+    char buf[32] = "";
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "precious\n");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+/* A directory other users can write into is not used, for reading or
+ * writing; nor one owned by another user (checked when running as root). */
+static void test_unsafe_directory_is_refused(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/clattn", home);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16, 16),
+                     CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "writable by other users"));
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16, 16),
+                     CLATTN_OK);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16,
+                                            16), CLATTN_EINVAL);
+        assert_non_null(strstr(clattn_last_error_detail(), "owned by uid 65534"));
+        assert_int_equal(chown(dir, 0, 0), 0);
+    }
+}
+
+/* The device's tune file, written by hand. */
+static void write_tune_file(const char *text)
+{
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 7, 0, 8, 8),
+                     CLATTN_OK);
+    char pattern[256], cmd[512];
+    snprintf(pattern, sizeof pattern, "%s/clattn/tune-*.txt", home);
+    snprintf(cmd, sizeof cmd, "f=$(ls %s) && printf '%s' > \"$f\"", pattern, text);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Impossible tuned tiles are set aside: the run uses the defaults, is
+ * right, and its note names the file. */
+static void test_impossible_tune_entries_are_ignored(void **state)
+{
+    (void)state;
+    write_tune_file("portable 0 24 0 0 0\\nportable 0 24 1 1000 1000\\ngarbage line\\n"
+                    "portable 7 24 0 16 16\\n");
+    clattn_close(&ctx); /* a new context reads the file */
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 2, 2, 70, 70, 24, CLATTN_F32 };
+    for (int causal = 0; causal < 2; causal++) {
+        clattn_options o;
+        clattn_default_options(&o);
+        o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
+        o.path = CLATTN_PATH_FUSED;
+        clattn_check_result r;
+        assert_int_equal(clattn_check(ctx, &s, &o, 5, &r), CLATTN_OK);
+        assert_true(r.passed);
+        assert_non_null(strstr(r.info.note, "tuned tiles"));
+        assert_non_null(strstr(r.info.note, "ignored"));
+        assert_non_null(strstr(r.info.note, "tune-"));
+    }
+}
+
+/* A measurement no device gives (NaN, zero, negative, absurd) is refused. */
+static void test_implausible_measurement_is_refused(void **state)
+{
+    (void)state;
+    static const char *bad[] = { "nan 1 1 3", "0 0 0 3", "-5 -6 -4 3", "1e30 1e30 1e30 3" };
+    char path[4096];
+    measurement_path(path, sizeof path);
+    clattn_device_props p;
+    assert_int_equal(clattn_device_query(clattn_cl_device(ctx), &p), CLATTN_OK);
+    clattn_measurement *m = malloc(sizeof *m);
+    assert_non_null(m);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "format=1\ndevice_name=%s\ndriver_version=%s\nplatform_version=%s\n"
+                   "bandwidth=%s\n", p.name, p.driver_version, p.platform_version, bad[i]);
+        fclose(f);
+        assert_int_equal(clattn_measure_load(clattn_cl_device(ctx), m), CLATTN_EFORMAT);
+        assert_non_null(strstr(clattn_last_error_detail(), "plausible"));
+        clattn_ceilings c;
+        assert_int_equal(clattn_device_ceilings(ctx, &c), CLATTN_OK);
+        assert_true(c.bandwidth.source != CLATTN_SRC_MEASURED);
+    }
+    free(m);
+}
+
+/* Two processes recording tiles at once: every entry of both survives. */
+static void test_concurrent_records_are_merged(void **state)
+{
+    (void)state;
+    pid_t child[2];
+    for (int c = 0; c < 2; c++) {
+        child[c] = fork();
+        assert_true(child[c] >= 0);
+        if (child[c] == 0) {
+            clattn_ctx *own = NULL;
+            int bad = clattn_open(&own, NULL) != CLATTN_OK;
+            for (size_t d = 1; d <= 12 && !bad; d++)
+                bad = clattn_tune_record(own, CLATTN_FUSED_PORTABLE, CLATTN_F32, 100 * c + d,
+                                         0, 8, 8) != CLATTN_OK;
+            clattn_close(&own);
+            _exit(bad);
+        }
+    }
+    for (int c = 0; c < 2; c++) {
+        int status;
+        assert_int_equal(waitpid(child[c], &status, 0), child[c]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    for (int c = 0; c < 2; c++) {
+        for (size_t d = 1; d <= 12; d++) {
+            clattn_shape s = { 1, 1, 1, 40, 40, 100 * (size_t)c + d, CLATTN_F32 };
+            size_t bm, bn;
+            assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+            if (bm != 8 || bn != 8)
+                fail_msg("d=%zu lost its tuned tiles (%zux%zu)", s.head_dim, bm, bn);
+        }
+    }
+}
+
+static int have_device(void)
+{
+    size_t n = 0;
+    return clattn_list_devices(NULL, 0, &n) == CLATTN_OK && n > 0;
+}
+
+int main(void)
+{
+    if (!have_device()) {
+        printf("SKIP: no OpenCL device\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_special_files_are_not_read, fresh_home, remove_home),
+        cmocka_unit_test_setup_teardown(test_planted_symlink_is_not_followed, fresh_home,
+                                        remove_home),
+        cmocka_unit_test_setup_teardown(test_unsafe_directory_is_refused, fresh_home, remove_home),
+        cmocka_unit_test_setup_teardown(test_impossible_tune_entries_are_ignored, fresh_home,
+                                        remove_home),
+        cmocka_unit_test_setup_teardown(test_implausible_measurement_is_refused, fresh_home,
+                                        remove_home),
+        cmocka_unit_test_setup_teardown(test_concurrent_records_are_merged, fresh_home,
+                                        remove_home),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
