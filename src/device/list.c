@@ -1,7 +1,8 @@
-/* Device enumeration and selection: the platforms are discovered once per
- * process, since ICD loaders and drivers are not safe to start from two
- * threads at once (two cold clattn_open calls crashed inside PoCL's start-up
- * about half the time). */
+/* Device enumeration and selection. The devices are enumerated once per
+ * process, under pthread_once, and the list kept: ICD loaders and drivers
+ * are not safe to start from several threads at once (cold clattn_open calls
+ * from two threads crashed inside PoCL about half the time: ocl-icd's
+ * platform start-up, then PoCL's lazy device start-up in clGetDeviceIDs). */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,19 +16,48 @@
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES_PER_PLATFORM 64
+#define MAX_DEVICES 128
 
 static struct {
     pthread_once_t once;
-    cl_platform_id ids[MAX_PLATFORMS];
-    cl_uint count;
-    cl_int err;
-} platforms = { .once = PTHREAD_ONCE_INIT };
+    cl_int err;        /* clGetPlatformIDs' status */
+    cl_uint platforms; /* platforms found */
+    size_t count;      /* devices found (at most MAX_DEVICES are kept) */
+    clattn_device_entry devices[MAX_DEVICES];
+} found = { .once = PTHREAD_ONCE_INIT };
 
-static void discover_platforms(void)
+static void enumerate_platform(cl_platform_id platform)
 {
+    cl_device_id devs[MAX_DEVICES_PER_PLATFORM];
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, MAX_DEVICES_PER_PLATFORM, devs, &nd) !=
+        CL_SUCCESS)
+        return; /* a platform without devices is not an error */
+    if (nd > MAX_DEVICES_PER_PLATFORM)
+        nd = MAX_DEVICES_PER_PLATFORM;
+    char pname[128] = "", dname[128] = "";
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+    pname[sizeof pname - 1] = '\0';
+    for (cl_uint d = 0; d < nd && found.count < MAX_DEVICES; d++) {
+        clattn_device_entry *e = &found.devices[found.count++];
+        e->platform = platform;
+        e->device = devs[d];
+        dname[0] = '\0';
+        clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname, dname, NULL);
+        dname[sizeof dname - 1] = '\0';
+        clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof e->type, &e->type, NULL);
+        snprintf(e->name, sizeof e->name, "%s: %s", pname, dname);
+    }
+}
+
+static void enumerate(void)
+{
+    cl_platform_id ids[MAX_PLATFORMS];
     cl_uint n = 0;
-    platforms.err = clGetPlatformIDs(MAX_PLATFORMS, platforms.ids, &n);
-    platforms.count = n > MAX_PLATFORMS ? MAX_PLATFORMS : n;
+    found.err = clGetPlatformIDs(MAX_PLATFORMS, ids, &n);
+    found.platforms = found.err == CL_SUCCESS ? (n > MAX_PLATFORMS ? MAX_PLATFORMS : n) : 0;
+    for (cl_uint p = 0; p < found.platforms; p++)
+        enumerate_platform(ids[p]);
 }
 
 int clattn_list_devices(clattn_device_entry *entries, size_t cap, size_t *count)
@@ -36,37 +66,18 @@ int clattn_list_devices(clattn_device_entry *entries, size_t cap, size_t *count)
     CLATTN_CHECK_ARG(count);
     CLATTN_CHECK_ARG(entries || cap == 0);
     *count = 0;
-    pthread_once(&platforms.once, discover_platforms);
-    const cl_int err = platforms.err;
-    const cl_uint np = platforms.count;
-    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */ || (err == CL_SUCCESS && np == 0))
+    pthread_once(&found.once, enumerate);
+    if (found.err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR: no ICD installed */ ||
+        (found.err == CL_SUCCESS && found.platforms == 0))
         return clattn_fail(CLATTN_ENODEV, "no OpenCL platform is installed (is an ICD, e.g. "
                                           "pocl-opencl-icd, present?)");
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, "clGetPlatformIDs");
-    for (cl_uint p = 0; p < np; p++) {
-        cl_device_id devs[MAX_DEVICES_PER_PLATFORM];
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(platforms.ids[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES_PER_PLATFORM, devs,
-                           &nd) != CL_SUCCESS)
-            continue; /* a platform without devices is not an error */
-        if (nd > MAX_DEVICES_PER_PLATFORM)
-            nd = MAX_DEVICES_PER_PLATFORM;
-        char pname[128] = "", dname[128] = "";
-        clGetPlatformInfo(platforms.ids[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-        for (cl_uint d = 0; d < nd; d++, (*count)++) {
-            if (*count >= cap)
-                continue;
-            clattn_device_entry *e = &entries[*count];
-            e->platform = platforms.ids[p];
-            e->device = devs[d];
-            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname, dname, NULL);
-            clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof e->type, &e->type, NULL);
-            snprintf(e->name, sizeof e->name, "%s: %s", pname, dname);
-        }
-    }
-    if (*count == 0)
+    if (found.err != CL_SUCCESS)
+        return clattn_fail_cl(found.err, "clGetPlatformIDs");
+    if (found.count == 0)
         return clattn_fail(CLATTN_ENODEV, "OpenCL platforms exist but expose no device");
+    for (size_t i = 0; i < found.count && i < cap; i++)
+        entries[i] = found.devices[i];
+    *count = found.count;
     return CLATTN_OK;
 }
 
@@ -96,7 +107,7 @@ static double device_score(cl_device_id dev)
 
 int device_select(const char *selector, clattn_device_entry *chosen)
 {
-    clattn_device_entry list[MAX_PLATFORMS * 4];
+    clattn_device_entry list[MAX_DEVICES];
     size_t n = 0;
     int rc = clattn_list_devices(list, sizeof list / sizeof list[0], &n);
     if (rc < 0)
