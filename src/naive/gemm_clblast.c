@@ -3,9 +3,17 @@
 #include "naive/gemm.h"
 
 #ifdef CLATTN_HAVE_CLBLAST
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <clblast_c.h>
+
+/* CLBlast keeps process-wide caches (its tuning database, its programs)
+ * that it does not guard: two threads each with their own clattn context
+ * calling it at once read freed memory inside CLBlast's database set-up
+ * (AddressSanitizer, tests/test_threads.c). Its calls only enqueue (or build
+ * once), so one lock around them costs nothing that matters. */
+static pthread_mutex_t clblast_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* CLBlast's batched kernels index each buffer with 32-bit ints (batch *
  * stride + offset), so a batch whose buffers exceed 2^31 elements would
@@ -88,7 +96,9 @@ static int clblast_fail(CLBlastStatusCode st, const char *call)
 {
     if (st == CLBlastNoHalfPrecision)
         return clattn_fail(CLATTN_EUNSUPPORTED, "%s: CLBlast has no half precision here", call);
-    if (st > -1000) /* CLBlast passes OpenCL errors through unchanged */
+    /* CLBlast's own codes are -1024..-1007 and -2050..-2039; every other
+     * status is an OpenCL one passed through (NVIDIA's -9999 among them). */
+    if (!((st <= -1007 && st >= -1024) || (st <= -2039 && st >= -2050)))
         return clattn_fail_cl((cl_int)st, call);
     return clattn_fail(CLATTN_ECL, "%s -> CLBlast status %d", call, (int)st);
 }
@@ -97,11 +107,13 @@ static int temp_bytes(clattn_ctx *ctx, const struct gemm_desc *g, uint64_t *byte
 {
     size_t one = 0;
     CLBlastTranspose tb = g->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+    pthread_mutex_lock(&clblast_lock);
     CLBlastStatusCode st = g->dtype == CLATTN_F16
         ? CLBlastHGemmTempBufferSize(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, g->m, g->n,
                                      g->k, 0, g->lda, 0, g->ldb, 0, g->ldc, &ctx->queue, &one)
         : CLBlastSGemmTempBufferSize(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, g->m, g->n,
                                      g->k, 0, g->lda, 0, g->ldb, 0, g->ldc, &ctx->queue, &one);
+    pthread_mutex_unlock(&clblast_lock);
     if (st != CLBlastSuccess)
         return clblast_fail(st, "CLBlastXGemmTempBufferSize");
     /* The strided-batched indirect kernel pads every batch entry: count the
@@ -117,6 +129,7 @@ static int enqueue_one(clattn_ctx *ctx, const struct gemm_desc *g)
      * for none: ordering comes from the in-order queue. */
     CLBlastTranspose tb = g->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastStatusCode st;
+    pthread_mutex_lock(&clblast_lock);
     if (g->dtype == CLATTN_F16) {
         cl_half alpha = clattn_f32_to_f16(g->alpha), beta = 0;
         st = CLBlastHgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, g->m,
@@ -129,6 +142,7 @@ static int enqueue_one(clattn_ctx *ctx, const struct gemm_desc *g)
                                         0, g->ldb, g->b_stride, 0.0f, g->c, 0, g->ldc,
                                         g->c_stride, g->batch, &ctx->queue, NULL);
     }
+    pthread_mutex_unlock(&clblast_lock);
     return st == CLBlastSuccess ? CLATTN_OK : clblast_fail(st, "CLBlastXgemmStridedBatched");
 }
 
