@@ -18,9 +18,11 @@
  *       one line per counted call, "<function> <n> <caller>", with
  *       " FAULT <code>" on the failed one; cl_fault_mark() adds "# <label>".
  *   CL_FAULT_LEAKS=<path>
- *       at exit: "LIVE ..." per object still referenced, "MISUSE ..." per
- *       retain or release of an object that was not alive, then "END" (a
- *       report without it means the program did not exit normally).
+ *       at exit: "LIVE ..." per object still referenced; "MISUSE ..." per
+ *       retain or release of an object that was not alive (refused, not
+ *       forwarded: the implementation may have freed it) and per handle
+ *       created while still tracked; then "END" (a report without it means
+ *       the program did not exit normally).
  *   CL_FAULT_CALLERS=<name>[,<name>...]
  *       count (and fail) only calls made from objects whose file name starts
  *       with one of the names, e.g. "libclattn.so,libclblast.so", so that a
@@ -354,12 +356,14 @@ static void *real_function(enum fault_fn fn)
 
 static void report_if_finished(void);
 
+/* Records "<what> of <kind> <handle>, <why>, by <call> from <caller>".
+ * Called with the lock held. */
 static void note_misuse(const struct call *c, const char *what, enum kind kind,
-                        const void *handle)
+                        const void *handle, const char *why)
 {
     if (st.n_misuse < MISUSE_CAP)
-        snprintf(st.misuse[st.n_misuse], MISUSE_LEN, "%s of %s %p, not alive, by %s#%lu from %s",
-                 what, kind_names[kind], handle, fn_names[c->fn], c->n, c->module);
+        snprintf(st.misuse[st.n_misuse], MISUSE_LEN, "%s of %s %p, %s, by %s#%lu from %s", what,
+                 kind_names[kind], handle, why, fn_names[c->fn], c->n, c->module);
     st.n_misuse++;
 }
 
@@ -391,8 +395,9 @@ static void track_new(const struct call *c, enum kind kind, const void *handle)
         return;
     pthread_mutex_lock(&st.lock);
     struct object *o = find_object(handle);
-    if (o) /* freed without a release we saw: an unwrapped entry point */
-        note_misuse(c, "creation again", kind, handle);
+    if (o)
+        note_misuse(c, "creation", kind, handle,
+                    "still tracked as alive (freed through an entry point not wrapped here)");
     else
         o = add_object();
     *o = (struct object){ .handle = handle, .kind = kind, .refs = 1, .made_by = c->fn,
@@ -419,7 +424,7 @@ static int alive(const struct call *c, const char *what, enum kind kind, const v
     pthread_mutex_lock(&st.lock);
     int ok = find_object(handle) != NULL;
     if (!ok) {
-        note_misuse(c, what, kind, handle);
+        note_misuse(c, what, kind, handle, "not alive");
         report_if_finished();
     }
     pthread_mutex_unlock(&st.lock);
@@ -757,8 +762,12 @@ CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_
                                                          cl_uint *num_kernels_ret)
 {
     ENTER_STATUS(clCreateKernelsInProgram);
-    cl_int err = REAL(clCreateKernelsInProgram)(program, num_kernels, kernels, num_kernels_ret);
-    for (cl_uint i = 0; err == CL_SUCCESS && kernels && i < num_kernels; i++)
+    /* Only the first `made` entries are kernels; the rest are untouched. */
+    cl_uint made = 0;
+    cl_int err = REAL(clCreateKernelsInProgram)(program, num_kernels, kernels, &made);
+    if (num_kernels_ret)
+        *num_kernels_ret = made;
+    for (cl_uint i = 0; err == CL_SUCCESS && kernels && i < made && i < num_kernels; i++)
         track_new(&call, KIND_KERNEL, kernels[i]);
     return err;
 }
