@@ -188,8 +188,7 @@ int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn
     if (rc < 0)
         return rc;
     rc = attention_enqueue(ctx, shape, opts, q, k, v, o, num_wait, wait_list, done, info);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }
 
 /* clattn_attention without the entry's bookkeeping. */
@@ -252,6 +251,5 @@ int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_op
     if (rc < 0)
         return rc;
     rc = attention_host(ctx, shape, opts, q, k, v, o, info);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }

@@ -110,6 +110,5 @@ int clattn_check(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o
     if (rc < 0)
         return rc;
     rc = check_run(ctx, s, opts, seed, res);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }

@@ -18,8 +18,7 @@ static int query_plan(clattn_ctx *ctx, const clattn_shape *shape, const clattn_o
         return rc;
     if ((rc = clattn_shape_check(shape)) == CLATTN_OK)
         rc = fused_plan(ctx, shape, opts, plan);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }
 
 int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
@@ -80,8 +79,7 @@ int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype
     if (rc < 0)
         return rc;
     rc = tune_store(ctx, k->name, dtype, head_dim, causal, block_m, block_n);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }
 
 void clattn_release_workspace(clattn_ctx *ctx)

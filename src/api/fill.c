@@ -38,6 +38,5 @@ int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dt
     if (rc < 0)
         return rc;
     rc = fill(ctx, buf, n, dtype, seed);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }

@@ -64,9 +64,18 @@ int clattn_open_cl(clattn_ctx **out, cl_context context, cl_command_queue queue)
     clattn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return clattn_fail(CLATTN_ENOMEM, "context");
-    clRetainContext(context);
-    clRetainCommandQueue(queue);
+    /* The context holds its own references, released by clattn_close; one
+     * it could not take must not be released. */
+    if ((err = clRetainContext(context)) != CL_SUCCESS) {
+        free(ctx);
+        return clattn_fail_cl(err, "clRetainContext");
+    }
     ctx->context = context;
+    if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
+        int rc = clattn_fail_cl(err, "clRetainCommandQueue");
+        clattn_close(&ctx);
+        return rc;
+    }
     ctx->queue = queue;
     ctx->device = dev;
     int rc = device_facts_read(ctx->device, &ctx->dev);
@@ -126,8 +135,8 @@ void ctx_keep_last(clattn_ctx *ctx, cl_event ev)
 {
     if (ctx->last)
         clReleaseEvent(ctx->last);
-    clRetainEvent(ev);
-    ctx->last = ev;
+    /* Without a reference of its own the context watches nothing. */
+    ctx->last = clRetainEvent(ev) == CL_SUCCESS ? ev : NULL;
 }
 
 int ctx_enter(clattn_ctx *ctx)
@@ -147,6 +156,13 @@ void ctx_leave(clattn_ctx *ctx)
 {
     if (--ctx->depth == 0)
         atomic_store(&ctx->owner, 0);
+}
+
+int ctx_leave_with(clattn_ctx *ctx, int rc)
+{
+    ctx_note_failure(ctx, rc);
+    ctx_leave(ctx);
+    return rc;
 }
 
 cl_context clattn_cl_context(const clattn_ctx *ctx)

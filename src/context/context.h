@@ -77,5 +77,9 @@ void ctx_keep_last(clattn_ctx *ctx, cl_event ev);
  * instead of corrupting the program cache or the workspace. */
 int ctx_enter(clattn_ctx *ctx);
 void ctx_leave(clattn_ctx *ctx);
+/* ctx_leave for an entry that returns `rc`: a call that ends in
+ * CLATTN_EDEVLOST, wherever inside it the fault showed, loses the context.
+ * Returns rc. */
+int ctx_leave_with(clattn_ctx *ctx, int rc);
 
 #endif

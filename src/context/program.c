@@ -87,7 +87,9 @@ int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const cha
     size_t slot = PROGRAM_KERNELS_MAX;
     for (size_t i = 0; i < PROGRAM_KERNELS_MAX; i++) {
         if (e->kernels[i].kernel && !strcmp(e->kernels[i].name, name)) {
-            clRetainKernel(e->kernels[i].kernel);
+            cl_int err = clRetainKernel(e->kernels[i].kernel);
+            if (err != CL_SUCCESS)
+                return clattn_fail_cl(err, "clRetainKernel");
             *out = e->kernels[i].kernel;
             return CLATTN_OK;
         }
@@ -98,10 +100,12 @@ int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const cha
     *out = clCreateKernel(e->program, name, &err);
     if (err != CL_SUCCESS)
         return ctx_note_failure(ctx, clattn_fail_cl(err, name));
-    if (slot < PROGRAM_KERNELS_MAX && strlen(name) < sizeof e->kernels[0].name) {
+    /* The cache keeps the kernel only with a reference of its own: the
+     * caller releases the one it is handed. */
+    if (slot < PROGRAM_KERNELS_MAX && strlen(name) < sizeof e->kernels[0].name &&
+        clRetainKernel(*out) == CL_SUCCESS) {
         strcpy(e->kernels[slot].name, name);
         e->kernels[slot].kernel = *out;
-        clRetainKernel(*out); /* the cache's reference */
     }
     return CLATTN_OK;
 }

@@ -289,6 +289,5 @@ int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
     if (rc)
         return rc;
     rc = measure_run(ctx, opts, out);
-    ctx_leave(ctx);
-    return rc;
+    return ctx_leave_with(ctx, rc);
 }
