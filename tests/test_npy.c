@@ -1,13 +1,17 @@
 /*
- * Unit tests of tools/npy.c: round trips, the header forms numpy has written
- * over the years, every malformed input the reader must refuse (with the
- * right code), and the atomic writer's promise that a failed write leaves no
- * file and does not clobber an existing one.
+ * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
+ * forms numpy has written over the years, every malformed input the reader
+ * must refuse (with the right code), the atomic writer's promise that a
+ * failed write leaves no file and does not clobber an existing one, and
+ * what it does with outputs that are not regular files.
  *
  * Files are built byte by byte here rather than with numpy, so the tests
  * need nothing but the C library; they live in a mkdtemp directory removed
  * at the end.
  */
+/* mknod() for the device nodes the tests make is an XSI function. */
+#define _XOPEN_SOURCE 700
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,12 +19,16 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -85,18 +93,18 @@ static void write_bytes(const char *path, const void *bytes, size_t n)
 /* A string literal's bytes, without its NUL. */
 #define write_literal(path, lit) write_bytes((path), (lit), sizeof(lit) - 1)
 
-/* Writes a .npy file with format `major`.0, the given header dict text
- * (padded here as numpy would) and `data_len` bytes of data. */
-static const char *write_npy(const char *name, int major, const char *dict, const void *data,
-                             size_t data_len, char *buf, size_t cap)
+/* A .npy file in memory (malloc'd, *len bytes): format `major`.0, the given
+ * header dict text (padded here as numpy would) and `data_len` bytes of
+ * data. */
+static unsigned char *build_npy(int major, const char *dict, const void *data, size_t data_len,
+                                size_t *len)
 {
-    const char *path = tmp_path(name, buf, cap);
-    unsigned char out[4096];
     size_t pre = major == 1 ? 10 : 12;
     size_t dict_len = strlen(dict);
     size_t total = (pre + dict_len + 1 + 63) / 64 * 64;
-    assert_true(total + data_len <= sizeof out);
     size_t hlen = total - pre;
+    unsigned char *out = malloc(total + data_len);
+    assert_non_null(out);
     memcpy(out, "\x93NUMPY", 6);
     out[6] = (unsigned char)major;
     out[7] = 0;
@@ -107,7 +115,19 @@ static const char *write_npy(const char *name, int major, const char *dict, cons
     out[total - 1] = '\n';
     if (data_len)
         memcpy(out + total, data, data_len);
-    write_bytes(path, out, total + data_len);
+    *len = total + data_len;
+    return out;
+}
+
+/* build_npy into the file `name` in the temporary directory. */
+static const char *write_npy(const char *name, int major, const char *dict, const void *data,
+                             size_t data_len, char *buf, size_t cap)
+{
+    const char *path = tmp_path(name, buf, cap);
+    size_t len;
+    unsigned char *bytes = build_npy(major, dict, data, data_len, &len);
+    write_bytes(path, bytes, len);
+    free(bytes);
     return path;
 }
 
@@ -488,8 +508,8 @@ static void write_into_missing_dir(void **state)
     assert_int_equal(count_entries(), before);
 }
 
-/* rename() over a directory fails after all data was written: the temporary
- * must go, and the directory stay. */
+/* A directory is refused before anything is written: no temporary, and the
+ * directory stays. */
 static void write_over_directory(void **state)
 {
     (void)state;
@@ -499,7 +519,9 @@ static void write_over_directory(void **state)
     size_t before = count_entries();
     float d[2] = { 1, 2 };
     size_t shape[1] = { 2 };
-    assert_int_equal(npy_write_atomic(path, CLATTN_F32, 1, shape, d, NULL, 0), CLATTN_EIO);
+    char err[512];
+    assert_int_equal(npy_write_atomic(path, CLATTN_F32, 1, shape, d, err, sizeof err), CLATTN_EIO);
+    assert_non_null(strstr(err, "is a directory"));
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
@@ -568,6 +590,160 @@ static void write_replaces_target(void **state)
     npy_free(&a);
 }
 
+/* --------------------------------------------- outputs that are not files */
+
+/* A FIFO output is written into, not replaced: the bytes reach its reader
+ * and the FIFO stays. The read end is opened first, non-blocking, so the
+ * writer's open does not wait; the small file fits the pipe's buffer. A
+ * symbolic link to the FIFO leads to it as /dev/stdout leads to a pipe. */
+static void write_into_fifo(void **state)
+{
+    (void)state;
+    char fifo[512], link[512], file[512], err[256];
+    tmp_path("out.fifo", fifo, sizeof fifo);
+    tmp_path("fifo_link.npy", link, sizeof link);
+    tmp_path("same.npy", file, sizeof file);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink("out.fifo", link), 0);
+    float d[3] = { 1, 2, 3 };
+    size_t shape[1] = { 3 };
+    assert_int_equal(npy_write_atomic(file, CLATTN_F32, 1, shape, d, NULL, 0), 0);
+    char want[256];
+    size_t want_len = slurp(file, want, sizeof want);
+
+    for (int through_link = 0; through_link < 2; through_link++) {
+        int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+        assert_true(rd >= 0);
+        size_t before = count_entries();
+        int rc = npy_write_atomic(through_link ? link : fifo, CLATTN_F32, 1, shape, d, err,
+                                  sizeof err);
+        char got[256];
+        ssize_t n = read(rd, got, sizeof got);
+        close(rd);
+        if (rc)
+            fail_msg("%s", err);
+        struct stat st;
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        assert_int_equal(n, (ssize_t)want_len);
+        assert_memory_equal(got, want, want_len);
+        assert_int_equal(count_entries(), before);
+    }
+}
+
+/* A node for the same device as `dev`, at `path`: the tests write to their
+ * own /dev/null and /dev/full, so a writer that replaced its target would
+ * replace those, not the system's. -1 without the privilege to make one. */
+static int clone_device(const char *dev, const char *path)
+{
+    struct stat st;
+    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode))
+        return -1;
+    return mknod(path, S_IFCHR | 0666, st.st_rdev);
+}
+
+static void expect_char_device(const char *path, const char *like)
+{
+    struct stat st, orig;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(stat(like, &orig), 0);
+    if (!S_ISCHR(st.st_mode) || st.st_rdev != orig.st_rdev)
+        fail_msg("%s is no longer a character device like %s", path, like);
+}
+
+/* A character device is written in place: /dev/null swallows the array and
+ * stays a device; /dev/full fails the write, which is reported, and stays a
+ * device too. */
+static void write_into_char_device(void **state)
+{
+    (void)state;
+    char null[512], full[512], err[256];
+    tmp_path("null", null, sizeof null);
+    tmp_path("full", full, sizeof full);
+    if (clone_device("/dev/null", null) != 0 || clone_device("/dev/full", full) != 0)
+        skip(); /* not root, or a file system mounted nodev */
+    float d[3] = { 1, 2, 3 };
+    size_t shape[1] = { 3 };
+    size_t before = count_entries();
+    int rc = npy_write_atomic(null, CLATTN_F32, 1, shape, d, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    expect_char_device(null, "/dev/null");
+
+    rc = npy_write_atomic(full, CLATTN_F32, 1, shape, d, err, sizeof err);
+    assert_int_equal(rc, CLATTN_EIO);
+    assert_non_null(strstr(err, full));
+    if (!strstr(err, "write failed"))
+        fail_msg("message: %s", err);
+    expect_char_device(full, "/dev/full");
+    assert_int_equal(count_entries(), before);
+}
+
+/* Writes `path` expecting a refusal that names it and says `why`, with the
+ * directory unchanged (no temporary left, nothing created or replaced). */
+static void expect_write_refused(const char *path, const char *why)
+{
+    float d[2] = { 1, 2 };
+    size_t shape[1] = { 2 };
+    char err[512];
+    size_t before = count_entries();
+    int rc = npy_write_atomic(path, CLATTN_F32, 1, shape, d, err, sizeof err);
+    if (rc != CLATTN_EIO || !strstr(err, path) || !strstr(err, why))
+        fail_msg("%s: got %s (%s), want CLATTN_EIO saying '%s'", path, clattn_error_name(rc),
+                 err, why);
+    assert_int_equal(count_entries(), before);
+}
+
+/* A symbolic link to a regular file is neither replaced nor written
+ * through: the link and its target stay as they were. A dangling link does
+ * not create its target. */
+static void refuse_symlinks(void **state)
+{
+    (void)state;
+    char target[512], link[512], dangling[512], absent[512], buf[64];
+    tmp_path("target.npy", target, sizeof target);
+    tmp_path("link.npy", link, sizeof link);
+    tmp_path("dangling.npy", dangling, sizeof dangling);
+    tmp_path("absent.npy", absent, sizeof absent);
+    write_literal(target, "old contents");
+    assert_int_equal(symlink("target.npy", link), 0);
+    assert_int_equal(symlink("absent.npy", dangling), 0);
+
+    expect_write_refused(link, "symbolic link");
+    expect_write_refused(link, "target.npy'"); /* names where it leads */
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(slurp(target, buf, sizeof buf), 12);
+    assert_string_equal(buf, "old contents");
+
+    expect_write_refused(dangling, "does not exist");
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(access(absent, F_OK), -1);
+}
+
+static void refuse_socket(void **state)
+{
+    (void)state;
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    char path[512];
+    tmp_path("out.sock", path, sizeof path);
+    if (strlen(path) >= sizeof addr.sun_path)
+        skip(); /* $TMPDIR too long for a socket's name */
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    expect_write_refused(addr.sun_path, "is a socket");
+    struct stat st;
+    assert_int_equal(lstat(addr.sun_path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +767,10 @@ int main(void)
         cmocka_unit_test(write_over_directory),
         cmocka_unit_test(failed_write_keeps_target),
         cmocka_unit_test(write_replaces_target),
+        cmocka_unit_test(write_into_fifo),
+        cmocka_unit_test(write_into_char_device),
+        cmocka_unit_test(refuse_symlinks),
+        cmocka_unit_test(refuse_socket),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -11,16 +11,15 @@
  */
 #include "npy.h"
 
+#include "outfile.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char npy_magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
 
@@ -561,73 +560,22 @@ static size_t build_header(clattn_dtype dtype, int ndim, const size_t *shape, ch
     return total;
 }
 
-/* write() until done, through partial writes and signals. */
-static int write_all(int fd, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        /* Linux moves at most ~2 GiB per write(); ask for 1 GiB at a time. */
-        size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w == 0)
-            errno = EIO; /* no progress and no reason given */
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes the data little-endian; a big-endian host swaps a chunk at a time so
- * the caller's array stays untouched. */
-static int write_data(int fd, const void *data, size_t nbytes, size_t size)
+ * the caller's array stays untouched. stdio carries a large fwrite() through
+ * the kernel's partial writes. */
+static int write_data(FILE *f, const void *data, size_t nbytes, size_t size)
 {
     if (host_is_little_endian())
-        return write_all(fd, data, nbytes);
+        return fwrite(data, 1, nbytes, f) == nbytes ? 0 : -1;
     unsigned char chunk[1 << 16];
     for (size_t off = 0; off < nbytes; off += sizeof chunk) {
         size_t n = nbytes - off < sizeof chunk ? nbytes - off : sizeof chunk;
         memcpy(chunk, (const unsigned char *)data + off, n);
         swap_elements(chunk, n / size, size);
-        if (write_all(fd, chunk, n))
+        if (fwrite(chunk, 1, n, f) != n)
             return -1;
     }
     return 0;
-}
-
-/* The mode open(path, O_CREAT, 0666) would give: mkstemp creates 0600, which
- * would surprise a user whose other outputs are group-readable. umask() can
- * only be read by setting it, so this is not safe against a thread creating
- * files at the same moment; the CLI is single-threaded. */
-static mode_t default_file_mode(void)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
-}
-
-/* Makes the rename itself durable; failure is not an error, as some file
- * systems cannot fsync a directory and the data is already safe. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[PATH_MAX];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
-        return;
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
 }
 
 static int write_checks(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
@@ -658,42 +606,16 @@ int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_
     if (header_len == 0)
         return fail(err, errcap, CLATTN_EINVAL, path, "header does not fit");
 
-    /* The temporary's name extends the target's, so it is in the same
-     * directory (rename is atomic only within one file system). */
-    size_t tmp_cap = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp = malloc(tmp_cap);
-    if (!tmp)
-        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory");
-    snprintf(tmp, tmp_cap, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "cannot create a temporary file: %s",
-                  strerror(errno));
-        goto free_name;
-    }
-    if (write_all(fd, header, header_len) || write_data(fd, data, nbytes, element_size(dtype)) ||
-        fchmod(fd, default_file_mode()) || fsync(fd)) {
+    outfile o;
+    if (outfile_open(&o, path, err, errcap))
+        return CLATTN_EIO;
+    /* Reported here, where errno still says why; outfile_commit would only
+     * see the stream's error flag. */
+    if (fwrite(header, 1, header_len, o.stream) != header_len ||
+        write_data(o.stream, data, nbytes, element_size(dtype))) {
         rc = fail(err, errcap, CLATTN_EIO, path, "write failed: %s", strerror(errno));
-        close(fd);
-        goto remove_tmp;
+        outfile_abort(&o);
+        return rc;
     }
-    /* close() can report a delayed write error (NFS); the file is not safe
-     * to publish until it succeeded. */
-    if (close(fd)) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "write failed: %s", strerror(errno));
-        goto remove_tmp;
-    }
-    if (rename(tmp, path)) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "cannot rename the temporary into place: %s",
-                  strerror(errno));
-        goto remove_tmp;
-    }
-    sync_parent_dir(path);
-    goto free_name;
-
-remove_tmp:
-    unlink(tmp);
-free_name:
-    free(tmp);
-    return rc;
+    return outfile_commit(&o, err, errcap) ? CLATTN_EIO : 0;
 }

@@ -46,12 +46,15 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errcap);
 void npy_free(npy_array *a);
 
 /* Writes a C-order array of `dtype` with shape[0..ndim) from `data` (host byte
- * order, nelems * element size bytes) to `path`. The bytes go to a temporary
- * file in the same directory, which is fsync'd and renamed over `path` only
- * once everything was written: on failure the temporary is removed and an
- * existing `path` is left as it was. The new file gets the mode a plain
- * creat() would give (0666 minus the umask). Returns CLATTN_EINVAL for a bad
- * argument, CLATTN_EOVERFLOW when the size overflows, CLATTN_EIO otherwise. */
+ * order, nelems * element size bytes) to `path`, through outfile.h: a new or
+ * regular file is written to a temporary in the same directory, fsync'd and
+ * renamed over `path` only once everything was written, so on failure an
+ * existing `path` is left as it was; a character device or FIFO (/dev/null,
+ * /dev/stdout on a pipe) is written in place; directories, sockets, block
+ * devices and symbolic links to regular files are refused. A new file gets
+ * the mode a plain creat() would give (0666 minus the umask). Returns
+ * CLATTN_EINVAL for a bad argument, CLATTN_EOVERFLOW when the size overflows,
+ * CLATTN_EIO otherwise. */
 int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
                      const void *data, char *err, size_t errcap);
 
