@@ -98,6 +98,9 @@ def make(d):
     write(d + '/vshort.npy', '<f4', (B, HKV, NK - 1, D), v[:B*HKV*(NK-1)*D])
     write(d + '/k3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
     write(d + '/v3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
+    # A header declaring 64 GiB of data, followed by 100 bytes.
+    with open(d + '/claims64g.npy', 'wb') as f:
+        f.write(header('<f4', (16, 1 << 30)) + bytes(100))
 
 def clone_device(dev, path):
     """A node for the same device as dev (root only), so the tests can write
@@ -266,6 +269,25 @@ python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("out.sock")'
 expect_refused "socket output" "out\.sock: is a socket" out.sock
 [ -S out.sock ] || fail "socket output: the socket was replaced"
 
+# ---------------------------------------------- inputs from pipes (status 1)
+# A pipe declaring 64 GiB and holding 100 bytes is refused as truncated:
+# memory follows the data that arrives. The address space is capped at 2 GB
+# where ulimit -v works, so allocating the declared size would fail as out
+# of memory instead.
+set +e
+cat claims64g.npy | (
+    ulimit -v 2000000 2>/dev/null
+    "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out"
+) >"$dir/stdout" 2>"$dir/stderr"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "64 GiB claim on a pipe: exit status $rc, want 1"
+grep -q "/dev/stdin: truncated: header says 68719476736 bytes of data, the stream ended after 100" \
+    "$dir/stderr" || fail "64 GiB claim on a pipe: wrong message"
+echo "ok: 64 GiB claim on a pipe"
+expect_error "64 GiB claim in a file" 1 "claims64g\.npy: truncated.*68719476736.*file has 100" \
+    --q claims64g.npy --k k.npy --v v.npy --out "$out"
+
 # A failed run must not clobber an existing output either.
 printf 'keep me' >"$out.keep"
 cp "$out.keep" "$out"
@@ -303,6 +325,14 @@ expect_run() {
 }
 
 expect_run "fp32" 1e-4 none 0 "q.npy" "k.npy" "v.npy"
+set +e # not run_clattn: the last command of a pipeline may run in a subshell
+cat q.npy | "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out" >"$dir/stdout" \
+    2>"$dir/stderr"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "Q from a pipe: exit status $rc"
+python3 npyutil.py check "$out" q.npy k.npy v.npy none 0 1e-4 >/dev/null || fail "Q from a pipe"
+echo "ok: Q from a pipe"
 
 # ------------------------------------------ outputs that are not regular files
 # Written in place, never replaced. The order matters: a FIFO and device

@@ -1,9 +1,9 @@
 /*
  * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
  * forms numpy has written over the years, every malformed input the reader
- * must refuse (with the right code), the atomic writer's promise that a
- * failed write leaves no file and does not clobber an existing one, and
- * what it does with outputs that are not regular files.
+ * must refuse (with the right code), reading from FIFOs, the atomic writer's
+ * promise that a failed write leaves no file and does not clobber an
+ * existing one, and what it does with outputs that are not regular files.
  *
  * Files are built byte by byte here rather than with numpy, so the tests
  * need nothing but the C library; they live in a mkdtemp directory removed
@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -491,6 +492,136 @@ static void null_arguments(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ------------------------------------------------------------------ streams */
+
+/* npy_read on a FIFO fed by a child process: the reader sees a pipe, whose
+ * length shows only when it ends. The child ignores SIGPIPE, so a reader
+ * that stops early (an error) just ends its write. */
+static int read_through_fifo(const void *bytes, size_t n, npy_array *a, char *err,
+                             size_t errcap)
+{
+    char fifo[512];
+    tmp_path("in.fifo", fifo, sizeof fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        int fd = open(fifo, O_WRONLY);
+        for (const char *p = bytes; fd >= 0 && n > 0;) {
+            ssize_t w = write(fd, p, n);
+            if (w <= 0)
+                break;
+            p += w;
+            n -= (size_t)w;
+        }
+        _exit(0);
+    }
+    int rc = npy_read(fifo, a, err, errcap);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(unlink(fifo), 0);
+    return rc;
+}
+
+/* More data than the first buffer holds, so the buffer has to grow. */
+static void reads_from_fifo(void **state)
+{
+    (void)state;
+    enum { N = 3 * 50000 };
+    static float data[N];
+    for (size_t i = 0; i < N; i++)
+        data[i] = (float)i;
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 50000), }", data,
+        sizeof data, &len);
+    npy_array a;
+    char err[256];
+    int rc = read_through_fifo(bytes, len, &a, err, sizeof err);
+    free(bytes);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(a.ndim, 2);
+    assert_int_equal(a.nbytes, sizeof data);
+    assert_memory_equal(a.data, data, sizeof data);
+    npy_free(&a);
+}
+
+static void fifo_truncated_or_trailing(void **state)
+{
+    (void)state;
+    float d[5] = { 0 };
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", d, sizeof d, &len);
+    npy_array a;
+    char err[256];
+    assert_int_equal(read_through_fifo(bytes, len, &a, err, sizeof err), CLATTN_EFORMAT);
+    assert_null(a.data);
+    if (!strstr(err, "truncated: header says 48 bytes of data, the stream ended after 20"))
+        fail_msg("message: %s", err);
+    free(bytes);
+
+    bytes = build_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", d,
+                      sizeof d, &len);
+    assert_int_equal(read_through_fifo(bytes, len, &a, err, sizeof err), CLATTN_EFORMAT);
+    assert_null(a.data);
+    if (!strstr(err, "trailing garbage"))
+        fail_msg("message: %s", err);
+    free(bytes);
+}
+
+/* The address-space limit below would starve AddressSanitizer's own
+ * mappings, so under ASan only the result is checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* A header declaring 64 GiB followed by 100 bytes, read from a FIFO and
+ * from a regular file, with the address space limited to 2 GiB: memory must
+ * follow the data that arrives, not the header's claim, so both are refused
+ * as truncated rather than as out of memory. */
+static void declared_size_not_allocated(void **state)
+{
+    (void)state;
+    if (SIZE_MAX >> 36 == 0)
+        skip(); /* 64 GiB is no size_t here */
+    unsigned char data[100] = { 0 };
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 1073741824), }", data,
+        sizeof data, &len);
+    char path[512];
+    tmp_path("claims_64g.npy", path, sizeof path);
+    write_bytes(path, bytes, len);
+
+    struct rlimit saved, small;
+    assert_int_equal(getrlimit(RLIMIT_AS, &saved), 0);
+    small = saved;
+    if (!UNDER_ASAN && (saved.rlim_max == RLIM_INFINITY || saved.rlim_max > ((rlim_t)2 << 30)))
+        small.rlim_cur = (rlim_t)2 << 30;
+    assert_int_equal(setrlimit(RLIMIT_AS, &small), 0);
+    npy_array a, b;
+    char err_fifo[256], err_file[256];
+    int rc_fifo = read_through_fifo(bytes, len, &a, err_fifo, sizeof err_fifo);
+    int rc_file = npy_read(path, &b, err_file, sizeof err_file);
+    assert_int_equal(setrlimit(RLIMIT_AS, &saved), 0);
+    free(bytes);
+
+    if (rc_fifo != CLATTN_EFORMAT || !strstr(err_fifo, "the stream ended after 100"))
+        fail_msg("FIFO: %s (%s)", clattn_error_name(rc_fifo), err_fifo);
+    if (rc_file != CLATTN_EFORMAT || !strstr(err_file, "68719476736 bytes of data, file has 100"))
+        fail_msg("file: %s (%s)", clattn_error_name(rc_file), err_file);
+}
+
 /* ------------------------------------------------------------ atomic writes */
 
 static void write_into_missing_dir(void **state)
@@ -763,6 +894,9 @@ int main(void)
         cmocka_unit_test(malformed_dicts),
         cmocka_unit_test(shape_overflow),
         cmocka_unit_test(null_arguments),
+        cmocka_unit_test(reads_from_fifo),
+        cmocka_unit_test(fifo_truncated_or_trailing),
+        cmocka_unit_test(declared_size_not_allocated),
         cmocka_unit_test(write_into_missing_dir),
         cmocka_unit_test(write_over_directory),
         cmocka_unit_test(failed_write_keeps_target),

@@ -353,8 +353,8 @@ static int dtype_from_descr(const char *descr, const char *path, clattn_dtype *o
 
 /* Reads the magic, the version and the header length; leaves the stream at
  * the start of the header text. */
-static int read_preamble(FILE *f, const char *path, size_t *header_len, size_t *preamble_len,
-                         char *err, size_t errcap)
+static int read_preamble(FILE *f, const char *path, size_t *header_len, char *err,
+                         size_t errcap)
 {
     unsigned char b[12];
     size_t got = fread(b, 1, 8, f);
@@ -381,7 +381,6 @@ static int read_preamble(FILE *f, const char *path, size_t *header_len, size_t *
         return fail(err, errcap, CLATTN_EFORMAT, path,
                     "header length %zu is implausibly large (corrupt file?)", len);
     *header_len = len;
-    *preamble_len = 8 + len_bytes;
     return 0;
 }
 
@@ -405,35 +404,105 @@ static int read_header(FILE *f, const char *path, size_t len, npy_header *h, cha
     return rc;
 }
 
-/* Reads exactly `nbytes` of data and checks nothing follows. `avail` is the
- * number of bytes left in the file when known (a regular file), else -1: then
- * the checks happen after reading. */
-static int read_data(FILE *f, const char *path, void *data, size_t nbytes, long long avail,
-                     char *err, size_t errcap)
+/* Bytes left in `f` after its position when it is a regular file, whose size
+ * is known before reading; -1 for a pipe, FIFO, character device or memory
+ * stream, whose length shows only when it ends. */
+static long long bytes_left(FILE *f)
 {
-    if (avail >= 0 && (unsigned long long)avail < nbytes)
-        return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "truncated: header says %zu bytes of data, file has %lld", nbytes, avail);
-    if (avail >= 0 && (unsigned long long)avail > nbytes)
-        return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "%llu bytes of trailing garbage after the data (header says %zu bytes "
-                    "of data, file has %lld)", (unsigned long long)avail - nbytes, nbytes, avail);
-    size_t got = fread(data, 1, nbytes, f);
+    int fd = fileno(f);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    off_t pos = ftello(f);
+    return pos < 0 || pos > st.st_size ? -1 : (long long)(st.st_size - pos);
+}
+
+/* Every read ends here: nothing may follow the data. */
+static int expect_end(FILE *f, const char *path, size_t nbytes, char *err, size_t errcap)
+{
+    int c = fgetc(f);
     if (ferror(f))
         return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
-    if (got < nbytes)
+    if (c != EOF)
         return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "truncated: header says %zu bytes of data, file has %zu", nbytes, got);
-    if (fgetc(f) != EOF)
-        return fail(err, errcap, CLATTN_EFORMAT, path, "trailing garbage after the data");
+                    "trailing garbage after the %zu bytes of data the header declares", nbytes);
     return 0;
 }
 
-/* Fills a (already zeroed) from the open stream. */
-static int read_stream(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+/* A regular file: its size is checked against the header before anything is
+ * allocated, so a corrupt shape cannot make us ask for terabytes. */
+static int read_sized(FILE *f, const char *path, npy_array *a, long long avail, char *err,
+                      size_t errcap)
 {
-    size_t header_len = 0, preamble_len = 0;
-    int rc = read_preamble(f, path, &header_len, &preamble_len, err, errcap);
+    if ((unsigned long long)avail < a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, file has %lld", a->nbytes, avail);
+    if ((unsigned long long)avail > a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "%llu bytes of trailing garbage after the data (header says %zu bytes "
+                    "of data, file has %lld)", (unsigned long long)avail - a->nbytes, a->nbytes,
+                    avail);
+    a->data = malloc(a->nbytes ? a->nbytes : 1);
+    if (!a->data)
+        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory for %zu bytes of data",
+                    a->nbytes);
+    size_t got = fread(a->data, 1, a->nbytes, f);
+    if (ferror(f))
+        return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
+    if (got < a->nbytes) /* it shrank since fstat */
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, file has %zu", a->nbytes, got);
+    return expect_end(f, path, a->nbytes, err, errcap);
+}
+
+/* The first buffer for data whose length shows only when the stream ends. */
+#define NPY_STREAM_CHUNK ((size_t)1 << 16)
+
+/* The next size of a growing buffer: doubling, so the copies cost O(n) in
+ * all and at most half the buffer is unused, up to what the header
+ * declares. */
+static size_t grown(size_t cap, size_t want)
+{
+    if (cap == 0)
+        return want < NPY_STREAM_CHUNK ? want : NPY_STREAM_CHUNK;
+    return cap > want / 2 ? want : 2 * cap;
+}
+
+/* A pipe, FIFO or memory stream: the buffer grows with the bytes that
+ * actually arrive, so memory follows the data rather than the header's
+ * claim: a 100-byte stream declaring 64 GiB costs 64 KiB before it is
+ * refused as truncated. */
+static int read_growing(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+{
+    size_t have = 0, cap = 0;
+    do {
+        if (have == cap) {
+            size_t next = grown(cap, a->nbytes);
+            void *p = realloc(a->data, next ? next : 1);
+            if (!p)
+                return fail(err, errcap, CLATTN_ENOMEM, path,
+                            "out of memory for %zu bytes of data (%zu of the %zu declared "
+                            "have arrived)", next, have, a->nbytes);
+            a->data = p;
+            cap = next;
+        }
+        have += fread((unsigned char *)a->data + have, 1, cap - have, f);
+    } while (have == cap && have < a->nbytes);
+    if (ferror(f))
+        return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
+    if (have < a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, the stream ended after %zu",
+                    a->nbytes, have);
+    return expect_end(f, path, a->nbytes, err, errcap);
+}
+
+/* The preamble and the header, into a's dtype and shape (a already zeroed);
+ * leaves the stream at the first byte of data. */
+static int read_meta(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+{
+    size_t header_len = 0;
+    int rc = read_preamble(f, path, &header_len, err, errcap);
     if (rc)
         return rc;
     npy_header h;
@@ -449,29 +518,33 @@ static int read_stream(FILE *f, const char *path, npy_array *a, char *err, size_
                     "(save np.ascontiguousarray(arr))");
     a->ndim = h.ndim;
     memcpy(a->shape, h.shape, sizeof h.shape);
-    size_t size = element_size(a->dtype);
-    if (shape_bytes(a->ndim, a->shape, size, &a->nelems, &a->nbytes))
+    if (shape_bytes(a->ndim, a->shape, element_size(a->dtype), &a->nelems, &a->nbytes))
         return fail(err, errcap, CLATTN_EOVERFLOW, path,
                     "shape's byte size overflows this machine's size_t");
+    return 0;
+}
 
-    struct stat st;
-    long long avail = -1;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
-        avail = (long long)st.st_size - (long long)(preamble_len + header_len);
-    /* Checked before allocating, so a corrupt shape cannot make us ask
-     * for terabytes. */
-    if (avail >= 0 && (unsigned long long)avail != a->nbytes)
-        return read_data(f, path, NULL, a->nbytes, avail, err, errcap);
-
-    a->data = malloc(a->nbytes ? a->nbytes : 1);
-    if (!a->data)
-        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory for %zu bytes of data",
-                    a->nbytes);
-    rc = read_data(f, path, a->data, a->nbytes, avail, err, errcap);
-    if (rc)
+int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap)
+{
+    if (err && errcap > 0)
+        err[0] = '\0';
+    if (!out)
+        return CLATTN_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!f || !name)
+        return CLATTN_EINVAL;
+    int rc = read_meta(f, name, out, err, errcap);
+    if (rc == 0) {
+        long long avail = bytes_left(f);
+        rc = avail >= 0 ? read_sized(f, name, out, avail, err, errcap)
+                        : read_growing(f, name, out, err, errcap);
+    }
+    if (rc) {
+        npy_free(out);
         return rc;
+    }
     if (!host_is_little_endian())
-        swap_elements(a->data, a->nelems, size);
+        swap_elements(out->data, out->nelems, element_size(out->dtype));
     return 0;
 }
 
@@ -487,10 +560,8 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errcap)
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(err, errcap, CLATTN_EIO, path, "cannot open: %s", strerror(errno));
-    int rc = read_stream(f, path, out, err, errcap);
+    int rc = npy_read_stream(f, path, out, err, errcap);
     fclose(f);
-    if (rc)
-        npy_free(out);
     return rc;
 }
 

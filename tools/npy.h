@@ -17,6 +17,7 @@
 #define CLATTN_TOOLS_NPY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "clattn/clattn.h"
 
@@ -31,7 +32,8 @@ typedef struct npy_array {
     void *data;                 /* malloc'd, host byte order; owned by the array */
 } npy_array;
 
-/* Reads `path` into *out (which need not be initialised). Returns
+/* Reads `path` into *out (which need not be initialised). `path` may also be a
+ * pipe, FIFO or character device (/dev/stdin); see npy_read_stream. Returns
  *   CLATTN_EIO       the file cannot be opened or read;
  *   CLATTN_EFORMAT   bad magic or version, malformed or truncated header,
  *                    unsupported dtype, big-endian data, Fortran order, more
@@ -41,6 +43,14 @@ typedef struct npy_array {
  *   CLATTN_ENOMEM    no memory for the data.
  * On failure *out is zeroed (npy_free on it is harmless). */
 int npy_read(const char *path, npy_array *out, char *err, size_t errcap);
+
+/* Reads one array from `f`, from its position to its end, as npy_read does;
+ * `name` labels the messages. The stream is not closed. A regular file's size
+ * is checked against the header before the data is allocated; a pipe's,
+ * FIFO's or memory stream's buffer grows with the bytes that arrive, so a
+ * header declaring more than the stream holds costs memory for what it holds,
+ * not for what it declares. */
+int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap);
 
 /* Frees the data and zeroes the array. NULL-safe. */
 void npy_free(npy_array *a);
