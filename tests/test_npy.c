@@ -436,6 +436,43 @@ static void malformed_dicts(void **state)
     }
 }
 
+/* Header strings take printable ASCII only: a NUL must not cut
+ * '<f4\0junk' down to '<f4', and a control or non-ASCII byte must not reach
+ * a message, which would then span lines or carry an escape sequence. Found
+ * by fuzzing (tests/fuzz/corpus/npy/regress_*). */
+static void string_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *dict; /* '@' stands for the byte */
+        unsigned char byte;
+    } cases[] = {
+        { "{'descr': '<f4@junk', 'fortran_order': False, 'shape': (2,), }", 0x00 },
+        { "{'descr': '<f@[31m', 'fortran_order': False, 'shape': (2,), }", 0x1b },
+        { "{'de@scr': '<f4', 'fortran_order': False, 'shape': (2,), }", '\n' },
+        { "{'de@scr': '<f4', 'fortran_order': False, 'shape': (2,), }", 0xba },
+    };
+    float d[2] = { 0 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        unsigned char *bytes = build_npy(1, cases[i].dict, d, sizeof d, &len);
+        unsigned char *at = memchr(bytes, '@', len);
+        assert_non_null(at);
+        *at = cases[i].byte;
+        char path[512], want[64], err[256];
+        tmp_path("string_bytes.npy", path, sizeof path);
+        write_bytes(path, bytes, len);
+        free(bytes);
+        snprintf(want, sizeof want, "byte 0x%02x in a string", cases[i].byte);
+        expect_read_error(path, CLATTN_EFORMAT, want);
+        npy_array a;
+        npy_read(path, &a, err, sizeof err);
+        for (const char *p = err; *p; p++)
+            if (*p < ' ' || *p > '~')
+                fail_msg("case %zu: message not printable ASCII: %s", i, err);
+    }
+}
+
 static void shape_overflow(void **state)
 {
     (void)state;
@@ -892,6 +929,7 @@ int main(void)
         cmocka_unit_test(truncated_data),
         cmocka_unit_test(trailing_garbage),
         cmocka_unit_test(malformed_dicts),
+        cmocka_unit_test(string_bytes),
         cmocka_unit_test(shape_overflow),
         cmocka_unit_test(null_arguments),
         cmocka_unit_test(reads_from_fifo),

@@ -178,7 +178,11 @@ static int syntax(cursor *c, const char *expected)
                 "malformed header: expected %s at '%s'", expected, at);
 }
 
-/* A quoted string ('...' or "..."); the format's strings need no escapes. */
+/* A quoted string ('...' or "..."); the format's strings need no escapes.
+ * Only printable ASCII is taken: the strings we accept (three keys and a
+ * dtype such as '<f4') are ASCII, and a string is echoed in messages
+ * ("unknown key '...'"), where a newline, an escape sequence or a NUL that
+ * cut '<f4\0junk' down to '<f4' has no business. */
 static int parse_string(cursor *c, char *out, size_t cap)
 {
     skip_space(c);
@@ -187,7 +191,12 @@ static int parse_string(cursor *c, char *out, size_t cap)
     char quote = *c->p++;
     size_t n = 0;
     while (c->p < c->end && *c->p != quote) {
-        if (*c->p == '\\' || n + 1 >= cap)
+        unsigned char ch = (unsigned char)*c->p;
+        if (ch < ' ' || ch > '~')
+            return fail(c->err, c->errcap, CLATTN_EFORMAT, c->path,
+                        "malformed header: byte 0x%02x in a string (only printable ASCII "
+                        "is valid there)", ch);
+        if (ch == '\\' || n + 1 >= cap)
             return syntax(c, "a short string without escapes");
         out[n++] = *c->p++;
     }
