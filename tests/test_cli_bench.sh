@@ -43,6 +43,8 @@ bench() {
 bench --causal sideways -N 8
 [ "$rc" -eq 2 ] || fail "bad --causal: exit status $rc, want 2"
 grep -q "causal" stderr || fail "bad --causal: no message"
+bench -N 8,,16
+[ "$rc" -eq 2 ] || fail "-N with an empty item: exit status $rc, want 2"
 bench -N 8 --json nodir/out.json
 [ "$rc" -ne 0 ] || fail "--json into a missing directory succeeded"
 [ ! -s stdout ] || fail "--json into a missing directory ran the bench"

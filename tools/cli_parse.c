@@ -5,33 +5,49 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-int cli_parse_size(const char *s, size_t *out)
+/* s[0..n) as a size: decimal digits only, at most SIZE_MAX. Digit by digit
+ * rather than strtoull, which would skip leading space, take a sign and read
+ * past n. */
+static int parse_digits(const char *s, size_t n, size_t *out)
 {
-    char *end;
-    if (!s || !isdigit((unsigned char)*s))
+    size_t v = 0;
+    if (n == 0)
         return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > SIZE_MAX)
-        return -1;
-    *out = (size_t)v;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        size_t digit = (size_t)(s[i] - '0');
+        if (v > (SIZE_MAX - digit) / 10)
+            return -1;
+        v = v * 10 + digit;
+    }
+    *out = v;
     return 0;
 }
 
+int cli_parse_size(const char *s, size_t *out)
+{
+    return s ? parse_digits(s, strlen(s), out) : -1;
+}
+
+/* No option wants an infinity or a NaN (a NaN even slips through checks
+ * such as v > 0 being false), and strtod's skipping of leading space would
+ * take " 1" while refusing "1 ". */
 int cli_parse_double(const char *s, double *out)
 {
     char *end;
-    if (!s || !*s)
+    if (!s || !*s || isspace((unsigned char)*s))
         return -1;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end)
+    if (errno || *end || !isfinite(v))
         return -1;
     *out = v;
     return 0;
@@ -66,20 +82,23 @@ int cli_parse_bytes(const char *s, uint64_t *out)
     return -1;
 }
 
+/* Item by item in place: strtok would merge ",," into one separator and
+ * accept "1,,2", ",1" and "1," for what is most likely a typo. */
 int cli_parse_size_list(const char *s, size_t *out, size_t cap, size_t *n)
 {
-    char buf[1024];
-    if (!s || strlen(s) >= sizeof buf)
+    if (!s)
         return -1;
-    strcpy(buf, s);
     *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (*n >= cap || cli_parse_size(tok, &out[*n]) < 0)
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (*n >= cap || parse_digits(s, len, &out[*n]) < 0)
             return -1;
         (*n)++;
+        if (!comma)
+            return 0;
+        s = comma + 1;
     }
-    return *n ? 0 : -1;
 }
 
 int cli_parse_dtype(const char *s, clattn_dtype *out)
