@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the .npy fuzzer into corpus/npy/ (next to this
-script): valid files of format 1.0, 2.0 and 3.0, float32 and float16, 0-D to
-8-D, the header spellings other writers produce, and the edge cases the
-reader must refuse. The files are committed; rerun this after changing it.
-Standard library only, the header padded as numpy pads it."""
+"""Writes the seed corpora of the fuzzers next to this script.
+
+corpus/npy/: valid .npy files of format 1.0, 2.0 and 3.0, float32 and
+float16, 0-D to 8-D, the header spellings other writers produce, and the
+edge cases the reader must refuse (headers padded as numpy pads them).
+corpus/cli/: option values for the parsers of tools/cli_parse.c, valid,
+at the limits, and refused.
+
+The files are committed; rerun this after changing it. Standard library
+only. It only adds and overwrites: regress_* files found by fuzzing stay."""
 import os
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, 'corpus', 'npy')
 
 
 def npy(dict_text, data=b'', major=1, pad=True):
@@ -118,12 +122,82 @@ SEEDS = {
 }
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name, data in SEEDS.items():
-        with open(os.path.join(OUT, name + '.npy'), 'wb') as f:
+# Option values: name -> the argument's text.
+CLI_SEEDS = {
+    'size_zero': '0',
+    'size_plain': '4096',
+    'size_leading_zeros': '007',
+    'size_max_64': '18446744073709551615',
+    'size_over_64': '18446744073709551616',
+    'size_negative': '-1',
+    'size_plus': '+1',
+    'size_space': ' 1',
+    'size_trailing_space': '1 ',
+    'size_hex': '0x10',
+    'list_seed': '1024,4096,16384',
+    'list_one': '33',
+    'list_cap': '1,2,3,4',
+    'list_over_cap': '1,2,3,4,5',
+    'list_empty_item': '1,,2',
+    'list_leading_comma': ',1',
+    'list_trailing_comma': '1,',
+    'list_only_comma': ',',
+    'list_space': '1, 2',
+    'double_plain': '0.3',
+    'double_exponent': '1e-3',
+    'double_negative': '-2.5',
+    'double_inf': 'inf',
+    'double_nan': 'nan',
+    'double_huge': '1e400',
+    'double_tiny': '1e-400',
+    'double_hex': '0x1p-3',
+    'double_space': ' 1',
+    'bytes_plain': '512',
+    'bytes_kib': '64K',
+    'bytes_iec': '2GiB',
+    'bytes_decimal': '1.5MB',
+    'bytes_tb': '16TB',
+    'bytes_fraction': '0.5KiB',
+    'bytes_near_2_64': '16777215TiB',
+    'bytes_over_2_64': '16777216TiB',
+    'bytes_exponent': '1e3K',
+    'bytes_bad_suffix': '4Kb',
+    'bytes_space': '4 KiB',
+    'name_fp16': 'fp16',
+    'name_float': 'float',
+    'name_half': 'half',
+    'name_top_left': 'top-left',
+    'name_bottom_right': 'bottom-right',
+    'name_br': 'br',
+    'name_no': 'no',
+    'name_naive': 'naive',
+    'name_auto': 'auto',
+    'name_nv_mma': 'nv-mma',
+    'name_case': 'FP16',
+    'empty': '',
+    # Found by fuzzing (the replay's mutations of the seeds above): accepted
+    # before cli_parse.c refused empty list items, non-finite numbers and
+    # leading space.
+    'regress_list_trailing_comma': '64,',
+    'regress_list_leading_commas': ',,,2',
+    'regress_double_inf': 'inf',
+    'regress_double_nan': 'nan',
+    'regress_double_leading_space': ' 07',
+}
+
+
+def write_all(subdir, seeds, ext):
+    out = os.path.join(HERE, 'corpus', subdir)
+    os.makedirs(out, exist_ok=True)
+    for name, data in seeds.items():
+        with open(os.path.join(out, name + ext), 'wb') as f:
             f.write(data)
-    print('%d seeds in %s' % (len(SEEDS), OUT))
+    print('%d seeds in %s' % (len(seeds), out))
+
+
+def main():
+    write_all('npy', SEEDS, '.npy')
+    write_all('cli', {k: v.encode() for k, v in CLI_SEEDS.items()}, '.txt')
 
 
 if __name__ == '__main__':
