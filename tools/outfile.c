@@ -68,25 +68,32 @@ static int is_stream_device(mode_t mode)
     return S_ISCHR(mode) || S_ISFIFO(mode);
 }
 
-/* The refusal for a link that does not lead to a device. It names where the
- * link leads, resolved through every link on the way (/dev/stdout goes
- * through /proc/self/fd/1), so the user can give that path instead. */
+/* The refusal for a link to a regular file. It names where the link leads,
+ * resolved through every link on the way (/dev/stdout goes through
+ * /proc/self/fd/1), so the user can give that path instead. */
 static int refuse_link(const char *path, char *err, size_t errcap)
 {
     char *target = realpath(path, NULL);
-    if (target) {
-        fail(err, errcap, path,
-             "is a symbolic link to '%s'; not written through (give that path, or remove the "
-             "link)", target);
-        free(target);
-        return -1;
-    }
-    char missing[PATH_MAX];
-    ssize_t n = readlink(path, missing, sizeof missing - 1);
-    missing[n > 0 ? n : 0] = '\0';
-    return fail(err, errcap, path,
-                "is a symbolic link to '%s', which does not exist; not followed (give the path "
-                "to create, or remove the link)", missing);
+    fail(err, errcap, path,
+         "is a symbolic link to '%s'; not written through (give that path, or remove the "
+         "link)", target ? target : "a regular file");
+    free(target);
+    return -1;
+}
+
+/* The refusal for a link stat() cannot follow (errno `why`): creating its
+ * target would write wherever the link was aimed. */
+static int refuse_broken_link(const char *path, int why, char *err, size_t errcap)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (why == ENOENT)
+        return fail(err, errcap, path,
+                    "is a symbolic link to '%s', which does not exist; not followed (give the "
+                    "path to create, or remove the link)", target);
+    return fail(err, errcap, path, "is a symbolic link to '%s', which cannot be followed: %s",
+                target, strerror(why));
 }
 
 /* Decides how `path` is written, or refuses it (see outfile.h). */
@@ -106,10 +113,10 @@ static int classify(const char *path, out_kind *kind, char *err, size_t errcap)
         return 0;
     }
     if (S_ISLNK(st.st_mode)) {
-        struct stat target;
-        if (stat(path, &target) != 0 || S_ISREG(target.st_mode))
+        if (stat(path, &st) != 0)
+            return refuse_broken_link(path, errno, err, errcap);
+        if (S_ISREG(st.st_mode))
             return refuse_link(path, err, errcap);
-        st = target;
     }
     if (!is_stream_device(st.st_mode))
         return fail(err, errcap, path, "is %s; cannot write an output there",
