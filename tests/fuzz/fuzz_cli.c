@@ -203,7 +203,8 @@ static int parse_kernel(const char *s, int *out)
 static void check_names(const char *what, name_parser parse, const spelling *list, size_t n,
                         const char *s)
 {
-    const int untouched = -12345;
+    /* No parser's value (they are 0..2), but one any enum type can hold. */
+    const int untouched = 99;
     int got = untouched;
     int rc = parse(s, &got);
     for (size_t i = 0; i < n; i++)
