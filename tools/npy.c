@@ -464,8 +464,12 @@ static int read_sized(FILE *f, const char *path, npy_array *a, long long avail, 
     return expect_end(f, path, a->nbytes, err, errcap);
 }
 
-/* The first buffer for data whose length shows only when the stream ends. */
+/* The first buffer for data whose length shows only when the stream ends.
+ * The fuzz harness's build makes it tiny, so that its small inputs make the
+ * buffer grow too. */
+#ifndef NPY_STREAM_CHUNK
 #define NPY_STREAM_CHUNK ((size_t)1 << 16)
+#endif
 
 /* The next size of a growing buffer: doubling, so the copies cost O(n) in
  * all and at most half the buffer is unused, up to what the header
