@@ -912,6 +912,21 @@ static void refuse_socket(void **state)
     close(fd);
 }
 
+/* A block device node (number 0, never opened) is refused: an array is never
+ * meant to overwrite a disk. */
+static void refuse_block_device(void **state)
+{
+    (void)state;
+    char path[512];
+    tmp_path("block", path, sizeof path);
+    if (mknod(path, S_IFBLK | 0600, 0) != 0)
+        skip(); /* not root, or a file system mounted nodev */
+    expect_write_refused(path, "is a block device");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISBLK(st.st_mode));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +958,7 @@ int main(void)
         cmocka_unit_test(write_into_char_device),
         cmocka_unit_test(refuse_symlinks),
         cmocka_unit_test(refuse_socket),
+        cmocka_unit_test(refuse_block_device),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
