@@ -43,10 +43,27 @@ bench() {
 bench --causal sideways -N 8
 [ "$rc" -eq 2 ] || fail "bad --causal: exit status $rc, want 2"
 grep -q "causal" stderr || fail "bad --causal: no message"
+bench -N 8,,16
+[ "$rc" -eq 2 ] || fail "-N with an empty item: exit status $rc, want 2"
 bench -N 8 --json nodir/out.json
 [ "$rc" -ne 0 ] || fail "--json into a missing directory succeeded"
 [ ! -s stdout ] || fail "--json into a missing directory ran the bench"
 echo "ok: usage errors"
+
+# Outputs refused before the bench runs: a symbolic link to a regular file
+# (neither replaced nor written through) and a directory.
+printf 'keep me' >target.json
+ln -s target.json link.json
+bench -N 8 --json link.json
+[ "$rc" -eq 1 ] || fail "--json on a symlink: exit status $rc, want 1"
+grep -q "link.json: is a symbolic link to '.*target.json'" stderr ||
+    fail "--json on a symlink: no message"
+[ ! -s stdout ] || fail "--json on a symlink ran the bench"
+[ -L link.json ] && [ "$(cat target.json)" = "keep me" ] || fail "--json on a symlink: changed"
+mkdir adir
+bench -N 8 --csv adir
+[ "$rc" -eq 1 ] && grep -q "adir: is a directory" stderr || fail "--csv on a directory"
+echo "ok: refused outputs"
 
 if ! "$CLATTN" devices >/dev/null 2>&1; then
     echo "SKIP: 'clattn devices' fails: no OpenCL device"
@@ -84,6 +101,40 @@ PY
 [ "$(wc -l <out.csv)" -eq 9 ] || fail "CSV: want a header and 8 rows"
 ls out.json.tmp.* out.csv.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 echo "ok: CSV"
+
+# ------------------------------------------ outputs that are not regular files
+# Written in place, never replaced: JSON into a FIFO, CSV into a device node
+# made here (root only), then, once those passed, /dev/null itself; and JSON
+# on a pipe through /dev/stdout, which moves the tables to stderr.
+tiny="-B 1 -H 1 -d 8 -N 16 --path fused --causal no --reps-seconds 0"
+mkfifo out.fifo
+cat out.fifo >from_fifo.json &
+reader=$!
+csv=/dev/null
+python3 -c 'import os, stat, sys
+os.mknod("my_null", stat.S_IFCHR | 0o666, os.stat("/dev/null").st_rdev)' 2>/dev/null &&
+    csv=my_null
+[ "$csv" = my_null ] || echo "note: cannot make device nodes here: CSV goes to /dev/null"
+bench $tiny --json out.fifo --csv "$csv"
+if [ "$rc" -ne 0 ] || [ ! -p out.fifo ]; then
+    kill "$reader" 2>/dev/null || true # it waits on a FIFO nobody will open
+    fail "JSON into a FIFO: exit status $rc, or out.fifo is no longer a FIFO"
+fi
+wait "$reader"
+python3 -c 'import json; assert len(json.load(open("from_fifo.json"))["rows"]) == 1' ||
+    fail "JSON into a FIFO: wrong data"
+[ -c "$csv" ] || fail "CSV into $csv: no longer a character device"
+[ "$csv" = /dev/null ] || bench $tiny --csv /dev/null
+[ "$rc" -eq 0 ] && [ -c /dev/null ] || fail "CSV into /dev/null"
+set +e
+"$CLATTN" bench $tiny --json /dev/stdout 2>stderr | cat >stdout
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "JSON on /dev/stdout: exit status $rc"
+python3 -c 'import json; assert len(json.load(open("stdout"))["rows"]) == 1' ||
+    fail "JSON on /dev/stdout: stdout is not the JSON alone"
+grep -q "ceilings used by the model" stderr || fail "JSON on /dev/stdout: no tables on stderr"
+echo "ok: FIFO, device and pipe outputs"
 
 # ----------------------------------------------- predicted out of memory
 # S alone would be 32 TiB: refused by the model, nothing allocated.

@@ -37,6 +37,8 @@ fail() {
 # npyutil.py check O Q K V CAUSAL SCALE TOL
 #                          checks O's header and shape and compares it with
 #                          attention over Q, K, V; prints the max abs error
+# npyutil.py clone DEV PATH  makes PATH a node for DEV's device (root only)
+# npyutil.py same PATH DEV   checks PATH is still a node for DEV's device
 cat >"$dir/npyutil.py" <<'PY'
 import ast, math, random, struct, sys
 
@@ -96,6 +98,24 @@ def make(d):
     write(d + '/vshort.npy', '<f4', (B, HKV, NK - 1, D), v[:B*HKV*(NK-1)*D])
     write(d + '/k3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
     write(d + '/v3heads.npy', '<f4', (B, 3, NK, D), rand(rng, B*3*NK*D))
+    # A header declaring 64 GiB of data, followed by 100 bytes.
+    with open(d + '/claims64g.npy', 'wb') as f:
+        f.write(header('<f4', (16, 1 << 30)) + bytes(100))
+
+def clone_device(dev, path):
+    """A node for the same device as dev (root only), so the tests can write
+    to their own /dev/null and /dev/full rather than the system's."""
+    import os, stat
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.stat(dev).st_rdev)
+    except OSError as e:
+        sys.exit('cannot make a device node: %s' % e)
+
+def same_device(path, dev):
+    import os, stat
+    st = os.lstat(path)
+    if not stat.S_ISCHR(st.st_mode) or st.st_rdev != os.stat(dev).st_rdev:
+        sys.exit('%s is no longer a character device like %s' % (path, dev))
 
 def attention(q, k, v, shape_q, shape_k, causal, scale):
     B, H, NQ, D = shape_q
@@ -138,6 +158,10 @@ def check(o_path, q_path, k_path, v_path, causal, scale, tol):
 
 if sys.argv[1] == 'make':
     make(sys.argv[2])
+elif sys.argv[1] == 'clone':
+    clone_device(*sys.argv[2:])
+elif sys.argv[1] == 'same':
+    same_device(*sys.argv[2:])
 else:
     check(*sys.argv[2:])
 PY
@@ -212,6 +236,60 @@ expect_error "mixed dtypes" 1 "dtypes differ" \
 expect_error "output directory missing" 1 "nodir.*no such file" \
     --q "q.npy" --k "k.npy" --v "v.npy" --out "nodir/$out"
 
+# ----------------------------------------------- refused outputs (status 1)
+# expect_refused NAME PATTERN OUT: a run with good inputs and --out OUT fails
+# with status 1 and one line matching PATTERN before any device work, and
+# leaves no temporary beside OUT (what OUT was is checked by the caller).
+expect_refused() {
+    name=$1 pattern=$2 target=$3
+    set +e
+    "$CLATTN" run --q q.npy --k k.npy --v v.npy --out "$target" >"$dir/stdout" 2>"$dir/stderr"
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || fail "$name: exit status $rc, want 1"
+    [ "$(wc -l <"$dir/stderr")" -eq 1 ] || fail "$name: stderr is not one line"
+    grep -qiE -- "$pattern" "$dir/stderr" || fail "$name: stderr does not match '$pattern'"
+    [ ! -s "$dir/stdout" ] || fail "$name: something on stdout"
+    for tmp in "$target".tmp.*; do
+        [ ! -e "$tmp" ] || fail "$name: temporary $tmp left behind"
+    done
+    echo "ok: $name"
+}
+
+# A symbolic link to a regular file is neither replaced nor written through.
+printf 'keep me' >target.npy
+ln -s target.npy link.npy
+expect_refused "symlink output" "link\.npy: is a symbolic link to '.*target\.npy'" link.npy
+[ -L link.npy ] && [ "$(cat target.npy)" = "keep me" ] || fail "symlink output: changed"
+ln -s absent.npy dangling.npy
+expect_refused "dangling symlink output" "dangling\.npy.*absent\.npy.*does not exist" \
+    dangling.npy
+[ -L dangling.npy ] && [ ! -e absent.npy ] || fail "dangling symlink output: changed"
+mkdir adir.npy
+expect_refused "directory output" "adir\.npy: is a directory" adir.npy
+python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("out.sock")'
+expect_refused "socket output" "out\.sock: is a socket" out.sock
+[ -S out.sock ] || fail "socket output: the socket was replaced"
+
+# ---------------------------------------------- inputs from pipes (status 1)
+# A pipe declaring 64 GiB and holding 100 bytes is refused as truncated:
+# memory follows the data that arrives. The address space is capped at 2 GB
+# where ulimit -v works, so allocating the declared size would fail as out
+# of memory instead.
+set +e
+cat claims64g.npy | (
+    ulimit -v 2000000 2>/dev/null
+    "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out"
+) >"$dir/stdout" 2>"$dir/stderr"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "64 GiB claim on a pipe: exit status $rc, want 1"
+grep -q "/dev/stdin: truncated: header says 68719476736 bytes of data, the stream ended after 100" \
+    "$dir/stderr" || fail "64 GiB claim on a pipe: wrong message"
+echo "ok: 64 GiB claim on a pipe"
+expect_error "64 GiB claim in a file" 1 "claims64g\.npy: truncated.*68719476736.*file has 100" \
+    --q claims64g.npy --k k.npy --v v.npy --out "$out"
+
 # A failed run must not clobber an existing output either.
 printf 'keep me' >"$out.keep"
 cp "$out.keep" "$out"
@@ -249,6 +327,62 @@ expect_run() {
 }
 
 expect_run "fp32" 1e-4 none 0 "q.npy" "k.npy" "v.npy"
+set +e # not run_clattn: the last command of a pipeline may run in a subshell
+cat q.npy | "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out" >"$dir/stdout" \
+    2>"$dir/stderr"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "Q from a pipe: exit status $rc"
+python3 npyutil.py check "$out" q.npy k.npy v.npy none 0 1e-4 >/dev/null || fail "Q from a pipe"
+echo "ok: Q from a pipe"
+
+# ------------------------------------------ outputs that are not regular files
+# Written in place, never replaced. The order matters: a FIFO and device
+# nodes made here come first, so a writer that replaced its target is caught
+# in this directory before /dev/null and /dev/stdout are tried.
+mkfifo out.fifo
+cat out.fifo >from_fifo.npy &
+reader=$!
+run_clattn --q q.npy --k k.npy --v v.npy --out out.fifo
+if [ "$rc" -ne 0 ] || [ ! -p out.fifo ]; then
+    kill "$reader" 2>/dev/null || true # it waits on a FIFO nobody will open
+    fail "FIFO output: exit status $rc, or out.fifo is no longer a FIFO"
+fi
+wait "$reader"
+python3 npyutil.py check from_fifo.npy q.npy k.npy v.npy none 0 1e-4 >/dev/null ||
+    fail "FIFO output: wrong data"
+echo "ok: FIFO output"
+
+if python3 npyutil.py clone /dev/null my_null 2>/dev/null &&
+    python3 npyutil.py clone /dev/full my_full 2>/dev/null; then
+    run_clattn --q q.npy --k k.npy --v v.npy --out my_null
+    [ "$rc" -eq 0 ] || fail "device output: exit status $rc"
+    python3 npyutil.py same my_null /dev/null || fail "device output: my_null replaced"
+    run_clattn --q q.npy --k k.npy --v v.npy --out my_full
+    [ "$rc" -eq 1 ] || fail "full device output: exit status $rc, want 1"
+    grep -q "my_full: write failed" "$dir/stderr" || fail "full device output: no message"
+    python3 npyutil.py same my_full /dev/full || fail "full device output: my_full replaced"
+    echo "ok: device outputs"
+
+    run_clattn --q q.npy --k k.npy --v v.npy --out /dev/null
+    [ "$rc" -eq 0 ] || fail "/dev/null output: exit status $rc"
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
+    echo "ok: /dev/null output"
+else
+    echo "note: cannot make device nodes here (not root?): device outputs not tested"
+fi
+
+# On a pipe the array goes down the pipe and the summary to stderr.
+set +e
+"$CLATTN" run --q q.npy --k k.npy --v v.npy --out /dev/stdout 2>"$dir/stderr" | cat >piped.npy
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "/dev/stdout output: exit status $rc"
+python3 npyutil.py check piped.npy q.npy k.npy v.npy none 0 1e-4 >/dev/null ||
+    fail "/dev/stdout output: wrong data"
+grep -q "causal none .*ms" "$dir/stderr" || fail "/dev/stdout output: no summary on stderr"
+echo "ok: /dev/stdout output on a pipe"
+
 expect_run "fp32 causal top-left naive" 1e-4 top-left 0 "q.npy" "k.npy" "v.npy" \
     --causal --path naive
 expect_run "fp32 causal bottom-right fused scale" 1e-4 bottom-right 0.3 \

@@ -1,13 +1,17 @@
 /*
- * Unit tests of tools/npy.c: round trips, the header forms numpy has written
- * over the years, every malformed input the reader must refuse (with the
- * right code), and the atomic writer's promise that a failed write leaves no
- * file and does not clobber an existing one.
+ * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
+ * forms numpy has written over the years, every malformed input the reader
+ * must refuse (with the right code), reading from FIFOs, the atomic writer's
+ * promise that a failed write leaves no file and does not clobber an
+ * existing one, and what it does with outputs that are not regular files.
  *
  * Files are built byte by byte here rather than with numpy, so the tests
  * need nothing but the C library; they live in a mkdtemp directory removed
  * at the end.
  */
+/* mknod() for the device nodes the tests make is an XSI function. */
+#define _XOPEN_SOURCE 700
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,12 +19,17 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -85,18 +94,18 @@ static void write_bytes(const char *path, const void *bytes, size_t n)
 /* A string literal's bytes, without its NUL. */
 #define write_literal(path, lit) write_bytes((path), (lit), sizeof(lit) - 1)
 
-/* Writes a .npy file with format `major`.0, the given header dict text
- * (padded here as numpy would) and `data_len` bytes of data. */
-static const char *write_npy(const char *name, int major, const char *dict, const void *data,
-                             size_t data_len, char *buf, size_t cap)
+/* A .npy file in memory (malloc'd, *len bytes): format `major`.0, the given
+ * header dict text (padded here as numpy would) and `data_len` bytes of
+ * data. */
+static unsigned char *build_npy(int major, const char *dict, const void *data, size_t data_len,
+                                size_t *len)
 {
-    const char *path = tmp_path(name, buf, cap);
-    unsigned char out[4096];
     size_t pre = major == 1 ? 10 : 12;
     size_t dict_len = strlen(dict);
     size_t total = (pre + dict_len + 1 + 63) / 64 * 64;
-    assert_true(total + data_len <= sizeof out);
     size_t hlen = total - pre;
+    unsigned char *out = malloc(total + data_len);
+    assert_non_null(out);
     memcpy(out, "\x93NUMPY", 6);
     out[6] = (unsigned char)major;
     out[7] = 0;
@@ -107,7 +116,19 @@ static const char *write_npy(const char *name, int major, const char *dict, cons
     out[total - 1] = '\n';
     if (data_len)
         memcpy(out + total, data, data_len);
-    write_bytes(path, out, total + data_len);
+    *len = total + data_len;
+    return out;
+}
+
+/* build_npy into the file `name` in the temporary directory. */
+static const char *write_npy(const char *name, int major, const char *dict, const void *data,
+                             size_t data_len, char *buf, size_t cap)
+{
+    const char *path = tmp_path(name, buf, cap);
+    size_t len;
+    unsigned char *bytes = build_npy(major, dict, data, data_len, &len);
+    write_bytes(path, bytes, len);
+    free(bytes);
     return path;
 }
 
@@ -415,6 +436,43 @@ static void malformed_dicts(void **state)
     }
 }
 
+/* Header strings take printable ASCII only: a NUL must not cut
+ * '<f4\0junk' down to '<f4', and a control or non-ASCII byte must not reach
+ * a message, which would then span lines or carry an escape sequence. Found
+ * by fuzzing (tests/fuzz/corpus/npy/regress_*). */
+static void string_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *dict; /* '@' stands for the byte */
+        unsigned char byte;
+    } cases[] = {
+        { "{'descr': '<f4@junk', 'fortran_order': False, 'shape': (2,), }", 0x00 },
+        { "{'descr': '<f@[31m', 'fortran_order': False, 'shape': (2,), }", 0x1b },
+        { "{'de@scr': '<f4', 'fortran_order': False, 'shape': (2,), }", '\n' },
+        { "{'de@scr': '<f4', 'fortran_order': False, 'shape': (2,), }", 0xba },
+    };
+    float d[2] = { 0 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        unsigned char *bytes = build_npy(1, cases[i].dict, d, sizeof d, &len);
+        unsigned char *at = memchr(bytes, '@', len);
+        assert_non_null(at);
+        *at = cases[i].byte;
+        char path[512], want[64], err[256];
+        tmp_path("string_bytes.npy", path, sizeof path);
+        write_bytes(path, bytes, len);
+        free(bytes);
+        snprintf(want, sizeof want, "byte 0x%02x in a string", cases[i].byte);
+        expect_read_error(path, CLATTN_EFORMAT, want);
+        npy_array a;
+        npy_read(path, &a, err, sizeof err);
+        for (const char *p = err; *p; p++)
+            if (*p < ' ' || *p > '~')
+                fail_msg("case %zu: message not printable ASCII: %s", i, err);
+    }
+}
+
 static void shape_overflow(void **state)
 {
     (void)state;
@@ -471,6 +529,136 @@ static void null_arguments(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ------------------------------------------------------------------ streams */
+
+/* npy_read on a FIFO fed by a child process: the reader sees a pipe, whose
+ * length shows only when it ends. The child ignores SIGPIPE, so a reader
+ * that stops early (an error) just ends its write. */
+static int read_through_fifo(const void *bytes, size_t n, npy_array *a, char *err,
+                             size_t errcap)
+{
+    char fifo[512];
+    tmp_path("in.fifo", fifo, sizeof fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        int fd = open(fifo, O_WRONLY);
+        for (const char *p = bytes; fd >= 0 && n > 0;) {
+            ssize_t w = write(fd, p, n);
+            if (w <= 0)
+                break;
+            p += w;
+            n -= (size_t)w;
+        }
+        _exit(0);
+    }
+    int rc = npy_read(fifo, a, err, errcap);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(unlink(fifo), 0);
+    return rc;
+}
+
+/* More data than the first buffer holds, so the buffer has to grow. */
+static void reads_from_fifo(void **state)
+{
+    (void)state;
+    enum { N = 3 * 50000 };
+    static float data[N];
+    for (size_t i = 0; i < N; i++)
+        data[i] = (float)i;
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 50000), }", data,
+        sizeof data, &len);
+    npy_array a;
+    char err[256];
+    int rc = read_through_fifo(bytes, len, &a, err, sizeof err);
+    free(bytes);
+    if (rc)
+        fail_msg("%s", err);
+    assert_int_equal(a.ndim, 2);
+    assert_int_equal(a.nbytes, sizeof data);
+    assert_memory_equal(a.data, data, sizeof data);
+    npy_free(&a);
+}
+
+static void fifo_truncated_or_trailing(void **state)
+{
+    (void)state;
+    float d[5] = { 0 };
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", d, sizeof d, &len);
+    npy_array a;
+    char err[256];
+    assert_int_equal(read_through_fifo(bytes, len, &a, err, sizeof err), CLATTN_EFORMAT);
+    assert_null(a.data);
+    if (!strstr(err, "truncated: header says 48 bytes of data, the stream ended after 20"))
+        fail_msg("message: %s", err);
+    free(bytes);
+
+    bytes = build_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", d,
+                      sizeof d, &len);
+    assert_int_equal(read_through_fifo(bytes, len, &a, err, sizeof err), CLATTN_EFORMAT);
+    assert_null(a.data);
+    if (!strstr(err, "trailing garbage"))
+        fail_msg("message: %s", err);
+    free(bytes);
+}
+
+/* The address-space limit below would starve AddressSanitizer's own
+ * mappings, so under ASan only the result is checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+/* A header declaring 64 GiB followed by 100 bytes, read from a FIFO and
+ * from a regular file, with the address space limited to 2 GiB: memory must
+ * follow the data that arrives, not the header's claim, so both are refused
+ * as truncated rather than as out of memory. */
+static void declared_size_not_allocated(void **state)
+{
+    (void)state;
+    if (SIZE_MAX >> 36 == 0)
+        skip(); /* 64 GiB is no size_t here */
+    unsigned char data[100] = { 0 };
+    size_t len;
+    unsigned char *bytes = build_npy(
+        1, "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 1073741824), }", data,
+        sizeof data, &len);
+    char path[512];
+    tmp_path("claims_64g.npy", path, sizeof path);
+    write_bytes(path, bytes, len);
+
+    struct rlimit saved, small;
+    assert_int_equal(getrlimit(RLIMIT_AS, &saved), 0);
+    small = saved;
+    if (!UNDER_ASAN && (saved.rlim_max == RLIM_INFINITY || saved.rlim_max > ((rlim_t)2 << 30)))
+        small.rlim_cur = (rlim_t)2 << 30;
+    assert_int_equal(setrlimit(RLIMIT_AS, &small), 0);
+    npy_array a, b;
+    char err_fifo[256], err_file[256];
+    int rc_fifo = read_through_fifo(bytes, len, &a, err_fifo, sizeof err_fifo);
+    int rc_file = npy_read(path, &b, err_file, sizeof err_file);
+    assert_int_equal(setrlimit(RLIMIT_AS, &saved), 0);
+    free(bytes);
+
+    if (rc_fifo != CLATTN_EFORMAT || !strstr(err_fifo, "the stream ended after 100"))
+        fail_msg("FIFO: %s (%s)", clattn_error_name(rc_fifo), err_fifo);
+    if (rc_file != CLATTN_EFORMAT || !strstr(err_file, "68719476736 bytes of data, file has 100"))
+        fail_msg("file: %s (%s)", clattn_error_name(rc_file), err_file);
+}
+
 /* ------------------------------------------------------------ atomic writes */
 
 static void write_into_missing_dir(void **state)
@@ -488,8 +676,8 @@ static void write_into_missing_dir(void **state)
     assert_int_equal(count_entries(), before);
 }
 
-/* rename() over a directory fails after all data was written: the temporary
- * must go, and the directory stay. */
+/* A directory is refused before anything is written: no temporary, and the
+ * directory stays. */
 static void write_over_directory(void **state)
 {
     (void)state;
@@ -499,7 +687,9 @@ static void write_over_directory(void **state)
     size_t before = count_entries();
     float d[2] = { 1, 2 };
     size_t shape[1] = { 2 };
-    assert_int_equal(npy_write_atomic(path, CLATTN_F32, 1, shape, d, NULL, 0), CLATTN_EIO);
+    char err[512];
+    assert_int_equal(npy_write_atomic(path, CLATTN_F32, 1, shape, d, err, sizeof err), CLATTN_EIO);
+    assert_non_null(strstr(err, "is a directory"));
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
@@ -568,6 +758,175 @@ static void write_replaces_target(void **state)
     npy_free(&a);
 }
 
+/* --------------------------------------------- outputs that are not files */
+
+/* A FIFO output is written into, not replaced: the bytes reach its reader
+ * and the FIFO stays. The read end is opened first, non-blocking, so the
+ * writer's open does not wait; the small file fits the pipe's buffer. A
+ * symbolic link to the FIFO leads to it as /dev/stdout leads to a pipe. */
+static void write_into_fifo(void **state)
+{
+    (void)state;
+    char fifo[512], link[512], file[512], err[256];
+    tmp_path("out.fifo", fifo, sizeof fifo);
+    tmp_path("fifo_link.npy", link, sizeof link);
+    tmp_path("same.npy", file, sizeof file);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(symlink("out.fifo", link), 0);
+    float d[3] = { 1, 2, 3 };
+    size_t shape[1] = { 3 };
+    assert_int_equal(npy_write_atomic(file, CLATTN_F32, 1, shape, d, NULL, 0), 0);
+    char want[256];
+    size_t want_len = slurp(file, want, sizeof want);
+
+    for (int through_link = 0; through_link < 2; through_link++) {
+        int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+        assert_true(rd >= 0);
+        size_t before = count_entries();
+        int rc = npy_write_atomic(through_link ? link : fifo, CLATTN_F32, 1, shape, d, err,
+                                  sizeof err);
+        char got[256];
+        ssize_t n = read(rd, got, sizeof got);
+        close(rd);
+        if (rc)
+            fail_msg("%s", err);
+        struct stat st;
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        assert_int_equal(n, (ssize_t)want_len);
+        assert_memory_equal(got, want, want_len);
+        assert_int_equal(count_entries(), before);
+    }
+}
+
+/* A node for the same device as `dev`, at `path`: the tests write to their
+ * own /dev/null and /dev/full, so a writer that replaced its target would
+ * replace those, not the system's. -1 without the privilege to make one. */
+static int clone_device(const char *dev, const char *path)
+{
+    struct stat st;
+    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode))
+        return -1;
+    return mknod(path, S_IFCHR | 0666, st.st_rdev);
+}
+
+static void expect_char_device(const char *path, const char *like)
+{
+    struct stat st, orig;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(stat(like, &orig), 0);
+    if (!S_ISCHR(st.st_mode) || st.st_rdev != orig.st_rdev)
+        fail_msg("%s is no longer a character device like %s", path, like);
+}
+
+/* A character device is written in place: /dev/null swallows the array and
+ * stays a device; /dev/full fails the write, which is reported, and stays a
+ * device too. */
+static void write_into_char_device(void **state)
+{
+    (void)state;
+    char null[512], full[512], err[256];
+    tmp_path("null", null, sizeof null);
+    tmp_path("full", full, sizeof full);
+    if (clone_device("/dev/null", null) != 0 || clone_device("/dev/full", full) != 0)
+        skip(); /* not root, or a file system mounted nodev */
+    float d[3] = { 1, 2, 3 };
+    size_t shape[1] = { 3 };
+    size_t before = count_entries();
+    int rc = npy_write_atomic(null, CLATTN_F32, 1, shape, d, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    expect_char_device(null, "/dev/null");
+
+    rc = npy_write_atomic(full, CLATTN_F32, 1, shape, d, err, sizeof err);
+    assert_int_equal(rc, CLATTN_EIO);
+    assert_non_null(strstr(err, full));
+    if (!strstr(err, "write failed"))
+        fail_msg("message: %s", err);
+    expect_char_device(full, "/dev/full");
+    assert_int_equal(count_entries(), before);
+}
+
+/* Writes `path` expecting a refusal that names it and says `why`, with the
+ * directory unchanged (no temporary left, nothing created or replaced). */
+static void expect_write_refused(const char *path, const char *why)
+{
+    float d[2] = { 1, 2 };
+    size_t shape[1] = { 2 };
+    char err[512];
+    size_t before = count_entries();
+    int rc = npy_write_atomic(path, CLATTN_F32, 1, shape, d, err, sizeof err);
+    if (rc != CLATTN_EIO || !strstr(err, path) || !strstr(err, why))
+        fail_msg("%s: got %s (%s), want CLATTN_EIO saying '%s'", path, clattn_error_name(rc),
+                 err, why);
+    assert_int_equal(count_entries(), before);
+}
+
+/* A symbolic link to a regular file is neither replaced nor written
+ * through: the link and its target stay as they were. A dangling link does
+ * not create its target. */
+static void refuse_symlinks(void **state)
+{
+    (void)state;
+    char target[512], link[512], dangling[512], absent[512], buf[64];
+    tmp_path("target.npy", target, sizeof target);
+    tmp_path("link.npy", link, sizeof link);
+    tmp_path("dangling.npy", dangling, sizeof dangling);
+    tmp_path("absent.npy", absent, sizeof absent);
+    write_literal(target, "old contents");
+    assert_int_equal(symlink("target.npy", link), 0);
+    assert_int_equal(symlink("absent.npy", dangling), 0);
+
+    expect_write_refused(link, "symbolic link");
+    expect_write_refused(link, "target.npy'"); /* names where it leads */
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(slurp(target, buf, sizeof buf), 12);
+    assert_string_equal(buf, "old contents");
+
+    expect_write_refused(dangling, "does not exist");
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(access(absent, F_OK), -1);
+}
+
+static void refuse_socket(void **state)
+{
+    (void)state;
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    char path[512];
+    tmp_path("out.sock", path, sizeof path);
+    if (strlen(path) >= sizeof addr.sun_path)
+        skip(); /* $TMPDIR too long for a socket's name */
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    expect_write_refused(addr.sun_path, "is a socket");
+    struct stat st;
+    assert_int_equal(lstat(addr.sun_path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    close(fd);
+}
+
+/* A block device node (number 0, never opened) is refused: an array is never
+ * meant to overwrite a disk. */
+static void refuse_block_device(void **state)
+{
+    (void)state;
+    char path[512];
+    tmp_path("block", path, sizeof path);
+    if (mknod(path, S_IFBLK | 0600, 0) != 0)
+        skip(); /* not root, or a file system mounted nodev */
+    expect_write_refused(path, "is a block device");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISBLK(st.st_mode));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -585,12 +944,21 @@ int main(void)
         cmocka_unit_test(truncated_data),
         cmocka_unit_test(trailing_garbage),
         cmocka_unit_test(malformed_dicts),
+        cmocka_unit_test(string_bytes),
         cmocka_unit_test(shape_overflow),
         cmocka_unit_test(null_arguments),
+        cmocka_unit_test(reads_from_fifo),
+        cmocka_unit_test(fifo_truncated_or_trailing),
+        cmocka_unit_test(declared_size_not_allocated),
         cmocka_unit_test(write_into_missing_dir),
         cmocka_unit_test(write_over_directory),
         cmocka_unit_test(failed_write_keeps_target),
         cmocka_unit_test(write_replaces_target),
+        cmocka_unit_test(write_into_fifo),
+        cmocka_unit_test(write_into_char_device),
+        cmocka_unit_test(refuse_symlinks),
+        cmocka_unit_test(refuse_socket),
+        cmocka_unit_test(refuse_block_device),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -146,9 +146,10 @@ void bench_check_reset(void);
 const char *bench_status_name(bench_status s);
 void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *dev);
 void bench_print_table(FILE *f, const bench_row *rows, size_t n);
-/* Atomic (temporary file, then rename); 0, or -1 with errno set. */
+/* Written whole or not at all, or in place on a character device or FIFO
+ * (outfile.h); 0, or -1 with "<path>: <problem>" in err. */
 int bench_write_json(const char *path, const bench_config *cfg, const bench_device *dev,
-                     const bench_row *rows, size_t n);
-int bench_write_csv(const char *path, const bench_row *rows, size_t n);
+                     const bench_row *rows, size_t n, char *err, size_t errcap);
+int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err, size_t errcap);
 
 #endif

@@ -1,18 +1,15 @@
 /*
- * clattn bench: the header and the aligned table on stdout, and the same
- * rows as JSON and CSV files, each written to a temporary file in the target
- * directory and renamed over the target only once complete.
+ * clattn bench: the header and the aligned table, and the same rows as JSON
+ * and CSV files, each written whole or not at all through outfile.h.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "cli.h"
+#include "outfile.h"
 
 const char *bench_status_name(bench_status s)
 {
@@ -246,51 +243,6 @@ void bench_print_table(FILE *f, const bench_row *rows, size_t n)
     free(cells);
 }
 
-/* ------------------------------------------------------------ atomic files */
-
-/* A temporary file next to `path`, to be renamed over it by commit_file. */
-static FILE *open_temp(const char *path, char *tmp, size_t cap)
-{
-    if ((size_t)snprintf(tmp, cap, "%s.tmp.XXXXXX", path) >= cap) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return NULL;
-    /* mkstemp creates 0600; give what a plain fopen would. The CLI is single
-     * threaded, so reading the umask by setting it is safe here. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-    }
-    return f;
-}
-
-static int commit_file(FILE *f, const char *tmp, const char *path)
-{
-    int failed = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = 1;
-        saved = errno;
-    }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = 1;
-        saved = errno;
-    }
-    if (failed) {
-        unlink(tmp);
-        errno = saved ? saved : EIO;
-        return -1;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------- JSON */
 
 static void json_string(FILE *f, const char *s)
@@ -392,12 +344,12 @@ static void json_row(FILE *f, const bench_row *r)
 }
 
 int bench_write_json(const char *path, const bench_config *cfg, const bench_device *dev,
-                     const bench_row *rows, size_t n)
+                     const bench_row *rows, size_t n, char *err, size_t errcap)
 {
-    char tmp[4096];
-    FILE *f = open_temp(path, tmp, sizeof tmp);
-    if (!f)
+    outfile o;
+    if (outfile_open(&o, path, err, errcap))
         return -1;
+    FILE *f = o.stream;
     fprintf(f, "{\n  \"tool\": \"clattn bench\", \"version\": ");
     json_string(f, clattn_version());
     fprintf(f, ",\n  \"device\": {\"name\": ");
@@ -433,7 +385,7 @@ int bench_write_json(const char *path, const bench_config *cfg, const bench_devi
         fputs(i + 1 < n ? ",\n" : "\n", f);
     }
     fputs("  ]\n}\n", f);
-    return commit_file(f, tmp, path);
+    return outfile_commit(&o, err, errcap);
 }
 
 /* -------------------------------------------------------------------- CSV */
@@ -462,12 +414,12 @@ static void csv_num(FILE *f, double v, int have)
         fputc(',', f);
 }
 
-int bench_write_csv(const char *path, const bench_row *rows, size_t n)
+int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err, size_t errcap)
 {
-    char tmp[4096];
-    FILE *f = open_temp(path, tmp, sizeof tmp);
-    if (!f)
+    outfile o;
+    if (outfile_open(&o, path, err, errcap))
         return -1;
+    FILE *f = o.stream;
     fputs("status,n,batch,heads,kv_heads,head_dim,dtype,causal,path,kernel,block_m,block_n,"
           "predicted_oom,reps,time_median_s,time_min_s,time_max_s,model_flops,useful_flops,"
           "model_bytes,intensity,tflops_model,tflops_useful,gbps,predicted_s,bound,ratio,"
@@ -517,5 +469,5 @@ int bench_write_csv(const char *path, const bench_row *rows, size_t n)
         csv_string(f, r->detail);
         fputc('\n', f);
     }
-    return commit_file(f, tmp, path);
+    return outfile_commit(&o, err, errcap);
 }

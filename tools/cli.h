@@ -17,20 +17,33 @@ void cli_lib_error(const char *what, int code);
  * prints the error and returns nonzero on failure. */
 int cli_open(const char *selector, clattn_ctx **ctx);
 
-/* Parses a non-negative integer; 0 on success, -1 on junk or overflow. */
+/* Parsers of option values (cli_parse.c): 0 on success, -1 on anything else,
+ * which leaves *out as it was. tests/fuzz/fuzz_cli.c checks each against
+ * the grammar given here. */
+
+/* One or more decimal digits (no sign, no space), at most SIZE_MAX. */
 int cli_parse_size(const char *s, size_t *out);
-/* Parses a byte count with optional suffix K/M/G/T (binary: KiB...) or
- * KB/MB/GB/TB (decimal). */
+/* A byte count: a number starting with a digit, as strtod reads it ("1.5",
+ * "1e3"), then an optional suffix: B; K, M, G, T (also lower case) and KiB,
+ * MiB, GiB, TiB binary; KB (kB), MB, GB, TB decimal. Rounded to a byte;
+ * 2^64 or more is refused. */
 int cli_parse_bytes(const char *s, uint64_t *out);
-/* Parses "1024,4096,16384" into out[0..*n). */
+/* "1024,4096,16384": 1..cap sizes separated by single commas, into
+ * out[0..*n). On failure out and *n hold what was parsed so far. */
 int cli_parse_size_list(const char *s, size_t *out, size_t cap, size_t *n);
-int cli_parse_dtype(const char *s, clattn_dtype *out);     /* fp32|fp16|f32|f16|float32|float16 */
-int cli_parse_causal(const char *s, clattn_causal *out);   /* none|top-left|bottom-right */
+/* fp32|f32|float32|float, fp16|f16|float16|half */
+int cli_parse_dtype(const char *s, clattn_dtype *out);
+/* none|no, top-left|tl|yes, bottom-right|br; NULL (a bare --causal) is
+ * top-left */
+int cli_parse_causal(const char *s, clattn_causal *out);
 int cli_parse_path(const char *s, clattn_path *out);       /* auto|naive|fused */
-/* "auto" or a name of the library's kernel table */
+/* "auto" or a name of the library's kernel table (in cli.c: it asks the
+ * library) */
 int cli_parse_fused_kernel(const char *s, clattn_fused_kernel *out);
 /* "auto, nv-mma, portable": the names --kernel takes. */
 void cli_kernel_names(char *buf, size_t cap);
+/* A finite number as strtod reads the whole string, not starting with
+ * space; out-of-range values (ERANGE) are refused. */
 int cli_parse_double(const char *s, double *out);
 
 const char *cli_dtype_name(clattn_dtype d);   /* "fp32" / "fp16" */

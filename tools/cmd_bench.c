@@ -8,9 +8,7 @@
  * memory do not count against it), 1 a check failed or a row could not run,
  * 2 a usage error.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "commands.h"
+#include "outfile.h"
 
 #define EXIT_USAGE 2
 
@@ -69,8 +68,10 @@ static void usage(FILE *f)
             "  --causal M        both (default), yes (top-left mask) or no\n"
             "  --path P          naive,fused (default), naive, fused\n"
             "  --device SEL      device index or name substring\n"
-            "  --json FILE       write every field as JSON (atomically)\n"
-            "  --csv FILE        write the rows as CSV (atomically)\n"
+            "  --json FILE       write every field as JSON (atomically; a character\n"
+            "                    device or FIFO such as /dev/stdout is written in\n"
+            "                    place, and the tables then go to stderr)\n"
+            "  --csv FILE        write the rows as CSV (the same way)\n"
             "  --reps-seconds S  timed work per row (default 1 on a GPU, 0.2 otherwise;\n"
             "                    at least 3 repetitions)\n"
             "  --kernel K        fused kernel: auto (default) or a name clattn devices lists\n"
@@ -193,20 +194,17 @@ static int parse_paths(const char *s, int *out)
     return *out ? 0 : usage_error("bad --path '%s'", s);
 }
 
-/* A path the outputs will be renamed into must be in a writable directory:
- * found out now, not after minutes of benchmarking. */
-static int check_output_dir(const char *path, const char *option)
+/* An output that cannot be written is found out now, not after minutes of
+ * benchmarking; the write itself still has the last word. */
+static int check_output(const char *path, const char *option)
 {
-    char copy[PATH_MAX];
     if (!path)
         return 0;
-    if (!*path || strlen(path) >= sizeof copy)
+    if (!*path)
         return usage_error("bad %s file name", option);
-    strcpy(copy, path);
-    const char *dir = dirname(copy);
-    if (access(dir, W_OK | X_OK) != 0) {
-        cli_error("bench: cannot write %s: directory '%s' is not writable or does not exist",
-                  path, dir);
+    char err[PATH_MAX + 256];
+    if (outfile_check(path, err, sizeof err)) {
+        cli_error("bench: %s", err);
         return 1;
     }
     return 0;
@@ -432,18 +430,28 @@ static int write_outputs(const bench_config *cfg, const bench_device *dev, const
                          size_t n)
 {
     int failed = 0;
-    if (cfg->json_path && bench_write_json(cfg->json_path, cfg, dev, rows, n) < 0) {
-        cli_error("bench: cannot write %s: %s", cfg->json_path, strerror(errno));
+    char err[PATH_MAX + 256];
+    if (cfg->json_path && bench_write_json(cfg->json_path, cfg, dev, rows, n, err, sizeof err)) {
+        cli_error("bench: %s", err);
         failed = 1;
     }
-    if (cfg->csv_path && bench_write_csv(cfg->csv_path, rows, n) < 0) {
-        cli_error("bench: cannot write %s: %s", cfg->csv_path, strerror(errno));
+    if (cfg->csv_path && bench_write_csv(cfg->csv_path, rows, n, err, sizeof err)) {
+        cli_error("bench: %s", err);
         failed = 1;
     }
     return failed;
 }
 
-static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev)
+/* The header and the tables go to stdout, unless the JSON or the CSV does
+ * (--json /dev/stdout on a pipe): then to stderr, so the data stays clean. */
+static FILE *report_stream(const bench_config *cfg)
+{
+    return outfile_is_stdout(cfg->json_path) || outfile_is_stdout(cfg->csv_path) ? stderr
+                                                                                  : stdout;
+}
+
+static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
+                     FILE *report)
 {
     const size_t per_len = 4, cap = (BENCH_MAX_LENS + 3) * per_len;
     bench_row *rows = calloc(cap, sizeof *rows);
@@ -472,13 +480,14 @@ static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_devic
         i = j;
     }
     measured_speedups(rows, n);
-    bench_print_table(stdout, rows, n);
+    bench_print_table(report, rows, n);
     size_t total = n;
     if (cfg->preset_seed && !dev->is_gpu) {
         total += model_only_rows(ctx, cfg, dev, rows + n);
-        printf("\nthe seed's full shape B=%d H=%d d=%d %s on this device: model only, not run\n",
-               SEED_BATCH, SEED_HEADS, SEED_DIM, cli_dtype_name(cfg->dtype));
-        bench_print_table(stdout, rows + n, total - n);
+        fprintf(report,
+                "\nthe seed's full shape B=%d H=%d d=%d %s on this device: model only, not run\n",
+                SEED_BATCH, SEED_HEADS, SEED_DIM, cli_dtype_name(cfg->dtype));
+        bench_print_table(report, rows + n, total - n);
     }
     int failed = write_outputs(cfg, dev, rows, total);
     size_t bad = 0;
@@ -486,7 +495,7 @@ static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_devic
         bad += rows[i].status == BENCH_FAIL || rows[i].status == BENCH_ERROR ||
                rows[i].status == BENCH_SKIPPED;
     if (bad)
-        printf("\n%zu of %zu rows failed or could not run\n", bad, n);
+        fprintf(report, "\n%zu of %zu rows failed or could not run\n", bad, n);
     free(rows);
     return failed || bad ? 1 : 0;
 }
@@ -497,7 +506,7 @@ int cmd_bench(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (check_output_dir(a.cfg.json_path, "--json") || check_output_dir(a.cfg.csv_path, "--csv"))
+    if (check_output(a.cfg.json_path, "--json") || check_output(a.cfg.csv_path, "--csv"))
         return 1;
     /* Plain `clattn bench` is the seed preset. */
     const int preset = a.preset || (!a.batch && !a.heads && !a.head_dim && !a.lens);
@@ -519,9 +528,10 @@ int cmd_bench(int argc, char **argv)
     }
     rc = resolve_config(&a, &dev, preset);
     if (rc == 0) {
-        bench_print_header(stdout, &a.cfg, &dev);
-        fflush(stdout);
-        rc = run_bench(ctx, &a.cfg, &dev);
+        FILE *report = report_stream(&a.cfg);
+        bench_print_header(report, &a.cfg, &dev);
+        fflush(report);
+        rc = run_bench(ctx, &a.cfg, &dev, report);
     }
     clattn_close(&ctx);
     return rc;

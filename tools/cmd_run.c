@@ -5,12 +5,11 @@
  * device is opened, so a typo costs milliseconds rather than a context and
  * kernel builds, and the output is written atomically only after the
  * attention succeeded: a failed run never leaves a partial or stale-looking
- * O.npy behind.
+ * O.npy behind (outfile.h; a device or FIFO output is written in place).
  *
  * Exit status: 0 success, 1 a runtime failure (bad input file, device or
  * library error, write error), 2 a usage error.
  */
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "npy.h"
+#include "outfile.h"
 
 #define EXIT_USAGE 2
 
@@ -67,8 +67,15 @@ static void usage(FILE *f)
             "  --allow-oom     run even when the chosen path is predicted not to fit\n"
             "  -h, --help      this text\n"
             "\n"
+            "Inputs may be pipes or FIFOs (--q /dev/stdin). O.npy is written to a\n"
+            "temporary file and renamed into place once complete, so a failed run\n"
+            "leaves an existing file as it was; a character device or FIFO (/dev/null,\n"
+            "/dev/stdout on a pipe) is written in place; a symbolic link to a regular\n"
+            "file is refused (give the file itself).\n"
+            "\n"
             "Prints one summary line: device, path and kernel, shape, dtype, causal\n"
-            "mask and wall time. Exit status: 0 ok, 1 runtime failure, 2 usage error.\n");
+            "mask and wall time (on stderr when O goes to stdout). Exit status: 0 ok,\n"
+            "1 runtime failure, 2 usage error.\n");
 }
 
 /* Usage errors are one line on stderr, pointing at --help rather than
@@ -314,16 +321,17 @@ static int check_inputs(const run_args *a, const run_inputs *in, clattn_shape *s
 
 /* --------------------------------------------------------------------- run */
 
-static void print_summary(const run_result *r, const clattn_shape *s, const clattn_options *o)
+static void print_summary(FILE *f, const run_result *r, const clattn_shape *s,
+                          const clattn_options *o)
 {
-    printf("%s | path %s (%s) | B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu | %s | causal %s | "
-           "%.3f ms",
-           r->device, cli_path_name(r->info.path), r->info.kernel, s->batch, s->heads,
-           s->kv_heads, s->q_len, s->kv_len, s->head_dim, cli_dtype_name(s->dtype),
-           cli_causal_name(o->causal), r->ms);
+    fprintf(f, "%s | path %s (%s) | B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu | %s | causal %s | "
+            "%.3f ms",
+            r->device, cli_path_name(r->info.path), r->info.kernel, s->batch, s->heads,
+            s->kv_heads, s->q_len, s->kv_len, s->head_dim, cli_dtype_name(s->dtype),
+            cli_causal_name(o->causal), r->ms);
     if (r->info.note[0])
-        printf(" | %s", r->info.note);
-    putchar('\n');
+        fprintf(f, " | %s", r->info.note);
+    fputc('\n', f);
 }
 
 /* Runs attention into a new buffer *o. The time covers clattn_attention()
@@ -354,26 +362,12 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
 }
 
 /* Catches an output path that cannot be written before the attention runs,
- * which may take long on a slow device; the atomic write still has the last
- * word. */
+ * which may take long on a slow device; the write still has the last word. */
 static int check_output_path(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-    struct stat st;
-    int bad = stat(dir, &st) ? errno
-            : !S_ISDIR(st.st_mode) ? ENOTDIR
-            : access(dir, W_OK | X_OK) ? errno : 0;
-    if (bad) {
-        cli_error("%s: cannot write into directory '%s': %s", path, dir, strerror(bad));
-        return 1;
-    }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        cli_error("%s: is a directory", path);
+    char err[4096 + 256];
+    if (outfile_check(path, err, sizeof err)) {
+        cli_error("%s", err);
         return 1;
     }
     return 0;
@@ -408,7 +402,7 @@ int cmd_run(int argc, char **argv)
              check_output_path(args.out) || run_attention(&args, &in, &shape, &o, &result) ||
              write_output(args.out, &shape, o);
     if (status == 0)
-        print_summary(&result, &shape, &args.opts);
+        print_summary(outfile_is_stdout(args.out) ? stderr : stdout, &result, &shape, &args.opts);
     free(o);
     npy_free(&in.v);
     npy_free(&in.k);

@@ -11,16 +11,15 @@
  */
 #include "npy.h"
 
+#include "outfile.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char npy_magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
 
@@ -179,7 +178,11 @@ static int syntax(cursor *c, const char *expected)
                 "malformed header: expected %s at '%s'", expected, at);
 }
 
-/* A quoted string ('...' or "..."); the format's strings need no escapes. */
+/* A quoted string ('...' or "..."); the format's strings need no escapes.
+ * Only printable ASCII is taken: the strings we accept (three keys and a
+ * dtype such as '<f4') are ASCII, and a string is echoed in messages
+ * ("unknown key '...'"), where a newline, an escape sequence or a NUL that
+ * cut '<f4\0junk' down to '<f4' has no business. */
 static int parse_string(cursor *c, char *out, size_t cap)
 {
     skip_space(c);
@@ -188,7 +191,12 @@ static int parse_string(cursor *c, char *out, size_t cap)
     char quote = *c->p++;
     size_t n = 0;
     while (c->p < c->end && *c->p != quote) {
-        if (*c->p == '\\' || n + 1 >= cap)
+        unsigned char ch = (unsigned char)*c->p;
+        if (ch < ' ' || ch > '~')
+            return fail(c->err, c->errcap, CLATTN_EFORMAT, c->path,
+                        "malformed header: byte 0x%02x in a string (only printable ASCII "
+                        "is valid there)", ch);
+        if (ch == '\\' || n + 1 >= cap)
             return syntax(c, "a short string without escapes");
         out[n++] = *c->p++;
     }
@@ -354,8 +362,8 @@ static int dtype_from_descr(const char *descr, const char *path, clattn_dtype *o
 
 /* Reads the magic, the version and the header length; leaves the stream at
  * the start of the header text. */
-static int read_preamble(FILE *f, const char *path, size_t *header_len, size_t *preamble_len,
-                         char *err, size_t errcap)
+static int read_preamble(FILE *f, const char *path, size_t *header_len, char *err,
+                         size_t errcap)
 {
     unsigned char b[12];
     size_t got = fread(b, 1, 8, f);
@@ -382,7 +390,6 @@ static int read_preamble(FILE *f, const char *path, size_t *header_len, size_t *
         return fail(err, errcap, CLATTN_EFORMAT, path,
                     "header length %zu is implausibly large (corrupt file?)", len);
     *header_len = len;
-    *preamble_len = 8 + len_bytes;
     return 0;
 }
 
@@ -406,35 +413,109 @@ static int read_header(FILE *f, const char *path, size_t len, npy_header *h, cha
     return rc;
 }
 
-/* Reads exactly `nbytes` of data and checks nothing follows. `avail` is the
- * number of bytes left in the file when known (a regular file), else -1: then
- * the checks happen after reading. */
-static int read_data(FILE *f, const char *path, void *data, size_t nbytes, long long avail,
-                     char *err, size_t errcap)
+/* Bytes left in `f` after its position when it is a regular file, whose size
+ * is known before reading; -1 for a pipe, FIFO, character device or memory
+ * stream, whose length shows only when it ends. */
+static long long bytes_left(FILE *f)
 {
-    if (avail >= 0 && (unsigned long long)avail < nbytes)
-        return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "truncated: header says %zu bytes of data, file has %lld", nbytes, avail);
-    if (avail >= 0 && (unsigned long long)avail > nbytes)
-        return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "%llu bytes of trailing garbage after the data (header says %zu bytes "
-                    "of data, file has %lld)", (unsigned long long)avail - nbytes, nbytes, avail);
-    size_t got = fread(data, 1, nbytes, f);
+    int fd = fileno(f);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    off_t pos = ftello(f);
+    return pos < 0 || pos > st.st_size ? -1 : (long long)(st.st_size - pos);
+}
+
+/* Every read ends here: nothing may follow the data. */
+static int expect_end(FILE *f, const char *path, size_t nbytes, char *err, size_t errcap)
+{
+    int c = fgetc(f);
     if (ferror(f))
         return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
-    if (got < nbytes)
+    if (c != EOF)
         return fail(err, errcap, CLATTN_EFORMAT, path,
-                    "truncated: header says %zu bytes of data, file has %zu", nbytes, got);
-    if (fgetc(f) != EOF)
-        return fail(err, errcap, CLATTN_EFORMAT, path, "trailing garbage after the data");
+                    "trailing garbage after the %zu bytes of data the header declares", nbytes);
     return 0;
 }
 
-/* Fills a (already zeroed) from the open stream. */
-static int read_stream(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+/* A regular file: its size is checked against the header before anything is
+ * allocated, so a corrupt shape cannot make us ask for terabytes. */
+static int read_sized(FILE *f, const char *path, npy_array *a, long long avail, char *err,
+                      size_t errcap)
 {
-    size_t header_len = 0, preamble_len = 0;
-    int rc = read_preamble(f, path, &header_len, &preamble_len, err, errcap);
+    if ((unsigned long long)avail < a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, file has %lld", a->nbytes, avail);
+    if ((unsigned long long)avail > a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "%llu bytes of trailing garbage after the data (header says %zu bytes "
+                    "of data, file has %lld)", (unsigned long long)avail - a->nbytes, a->nbytes,
+                    avail);
+    a->data = malloc(a->nbytes ? a->nbytes : 1);
+    if (!a->data)
+        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory for %zu bytes of data",
+                    a->nbytes);
+    size_t got = fread(a->data, 1, a->nbytes, f);
+    if (ferror(f))
+        return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
+    if (got < a->nbytes) /* it shrank since fstat */
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, file has %zu", a->nbytes, got);
+    return expect_end(f, path, a->nbytes, err, errcap);
+}
+
+/* The first buffer for data whose length shows only when the stream ends.
+ * The fuzz harness's build makes it tiny, so that its small inputs make the
+ * buffer grow too. */
+#ifndef NPY_STREAM_CHUNK
+#define NPY_STREAM_CHUNK ((size_t)1 << 16)
+#endif
+
+/* The next size of a growing buffer: doubling, so the copies cost O(n) in
+ * all and at most half the buffer is unused, up to what the header
+ * declares. */
+static size_t grown(size_t cap, size_t want)
+{
+    if (cap == 0)
+        return want < NPY_STREAM_CHUNK ? want : NPY_STREAM_CHUNK;
+    return cap > want / 2 ? want : 2 * cap;
+}
+
+/* A pipe, FIFO or memory stream: the buffer grows with the bytes that
+ * actually arrive, so memory follows the data rather than the header's
+ * claim: a 100-byte stream declaring 64 GiB costs 64 KiB before it is
+ * refused as truncated. */
+static int read_growing(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+{
+    size_t have = 0, cap = 0;
+    do {
+        if (have == cap) {
+            size_t next = grown(cap, a->nbytes);
+            void *p = realloc(a->data, next ? next : 1);
+            if (!p)
+                return fail(err, errcap, CLATTN_ENOMEM, path,
+                            "out of memory for %zu bytes of data (%zu of the %zu declared "
+                            "have arrived)", next, have, a->nbytes);
+            a->data = p;
+            cap = next;
+        }
+        have += fread((unsigned char *)a->data + have, 1, cap - have, f);
+    } while (have == cap && have < a->nbytes);
+    if (ferror(f))
+        return fail(err, errcap, CLATTN_EIO, path, "read error: %s", strerror(errno));
+    if (have < a->nbytes)
+        return fail(err, errcap, CLATTN_EFORMAT, path,
+                    "truncated: header says %zu bytes of data, the stream ended after %zu",
+                    a->nbytes, have);
+    return expect_end(f, path, a->nbytes, err, errcap);
+}
+
+/* The preamble and the header, into a's dtype and shape (a already zeroed);
+ * leaves the stream at the first byte of data. */
+static int read_meta(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+{
+    size_t header_len = 0;
+    int rc = read_preamble(f, path, &header_len, err, errcap);
     if (rc)
         return rc;
     npy_header h;
@@ -450,29 +531,33 @@ static int read_stream(FILE *f, const char *path, npy_array *a, char *err, size_
                     "(save np.ascontiguousarray(arr))");
     a->ndim = h.ndim;
     memcpy(a->shape, h.shape, sizeof h.shape);
-    size_t size = element_size(a->dtype);
-    if (shape_bytes(a->ndim, a->shape, size, &a->nelems, &a->nbytes))
+    if (shape_bytes(a->ndim, a->shape, element_size(a->dtype), &a->nelems, &a->nbytes))
         return fail(err, errcap, CLATTN_EOVERFLOW, path,
                     "shape's byte size overflows this machine's size_t");
+    return 0;
+}
 
-    struct stat st;
-    long long avail = -1;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
-        avail = (long long)st.st_size - (long long)(preamble_len + header_len);
-    /* Checked before allocating, so a corrupt shape cannot make us ask
-     * for terabytes. */
-    if (avail >= 0 && (unsigned long long)avail != a->nbytes)
-        return read_data(f, path, NULL, a->nbytes, avail, err, errcap);
-
-    a->data = malloc(a->nbytes ? a->nbytes : 1);
-    if (!a->data)
-        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory for %zu bytes of data",
-                    a->nbytes);
-    rc = read_data(f, path, a->data, a->nbytes, avail, err, errcap);
-    if (rc)
+int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap)
+{
+    if (err && errcap > 0)
+        err[0] = '\0';
+    if (!out)
+        return CLATTN_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!f || !name)
+        return CLATTN_EINVAL;
+    int rc = read_meta(f, name, out, err, errcap);
+    if (rc == 0) {
+        long long avail = bytes_left(f);
+        rc = avail >= 0 ? read_sized(f, name, out, avail, err, errcap)
+                        : read_growing(f, name, out, err, errcap);
+    }
+    if (rc) {
+        npy_free(out);
         return rc;
+    }
     if (!host_is_little_endian())
-        swap_elements(a->data, a->nelems, size);
+        swap_elements(out->data, out->nelems, element_size(out->dtype));
     return 0;
 }
 
@@ -488,10 +573,8 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errcap)
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(err, errcap, CLATTN_EIO, path, "cannot open: %s", strerror(errno));
-    int rc = read_stream(f, path, out, err, errcap);
+    int rc = npy_read_stream(f, path, out, err, errcap);
     fclose(f);
-    if (rc)
-        npy_free(out);
     return rc;
 }
 
@@ -561,73 +644,22 @@ static size_t build_header(clattn_dtype dtype, int ndim, const size_t *shape, ch
     return total;
 }
 
-/* write() until done, through partial writes and signals. */
-static int write_all(int fd, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        /* Linux moves at most ~2 GiB per write(); ask for 1 GiB at a time. */
-        size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w == 0)
-            errno = EIO; /* no progress and no reason given */
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes the data little-endian; a big-endian host swaps a chunk at a time so
- * the caller's array stays untouched. */
-static int write_data(int fd, const void *data, size_t nbytes, size_t size)
+ * the caller's array stays untouched. stdio carries a large fwrite() through
+ * the kernel's partial writes. */
+static int write_data(FILE *f, const void *data, size_t nbytes, size_t size)
 {
     if (host_is_little_endian())
-        return write_all(fd, data, nbytes);
+        return fwrite(data, 1, nbytes, f) == nbytes ? 0 : -1;
     unsigned char chunk[1 << 16];
     for (size_t off = 0; off < nbytes; off += sizeof chunk) {
         size_t n = nbytes - off < sizeof chunk ? nbytes - off : sizeof chunk;
         memcpy(chunk, (const unsigned char *)data + off, n);
         swap_elements(chunk, n / size, size);
-        if (write_all(fd, chunk, n))
+        if (fwrite(chunk, 1, n, f) != n)
             return -1;
     }
     return 0;
-}
-
-/* The mode open(path, O_CREAT, 0666) would give: mkstemp creates 0600, which
- * would surprise a user whose other outputs are group-readable. umask() can
- * only be read by setting it, so this is not safe against a thread creating
- * files at the same moment; the CLI is single-threaded. */
-static mode_t default_file_mode(void)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
-}
-
-/* Makes the rename itself durable; failure is not an error, as some file
- * systems cannot fsync a directory and the data is already safe. */
-static void sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[PATH_MAX];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
-        return;
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
 }
 
 static int write_checks(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
@@ -658,42 +690,16 @@ int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_
     if (header_len == 0)
         return fail(err, errcap, CLATTN_EINVAL, path, "header does not fit");
 
-    /* The temporary's name extends the target's, so it is in the same
-     * directory (rename is atomic only within one file system). */
-    size_t tmp_cap = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp = malloc(tmp_cap);
-    if (!tmp)
-        return fail(err, errcap, CLATTN_ENOMEM, path, "out of memory");
-    snprintf(tmp, tmp_cap, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "cannot create a temporary file: %s",
-                  strerror(errno));
-        goto free_name;
-    }
-    if (write_all(fd, header, header_len) || write_data(fd, data, nbytes, element_size(dtype)) ||
-        fchmod(fd, default_file_mode()) || fsync(fd)) {
+    outfile o;
+    if (outfile_open(&o, path, err, errcap))
+        return CLATTN_EIO;
+    /* Reported here, where errno still says why; outfile_commit would only
+     * see the stream's error flag. */
+    if (fwrite(header, 1, header_len, o.stream) != header_len ||
+        write_data(o.stream, data, nbytes, element_size(dtype))) {
         rc = fail(err, errcap, CLATTN_EIO, path, "write failed: %s", strerror(errno));
-        close(fd);
-        goto remove_tmp;
+        outfile_abort(&o);
+        return rc;
     }
-    /* close() can report a delayed write error (NFS); the file is not safe
-     * to publish until it succeeded. */
-    if (close(fd)) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "write failed: %s", strerror(errno));
-        goto remove_tmp;
-    }
-    if (rename(tmp, path)) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "cannot rename the temporary into place: %s",
-                  strerror(errno));
-        goto remove_tmp;
-    }
-    sync_parent_dir(path);
-    goto free_name;
-
-remove_tmp:
-    unlink(tmp);
-free_name:
-    free(tmp);
-    return rc;
+    return outfile_commit(&o, err, errcap) ? CLATTN_EIO : 0;
 }

@@ -17,6 +17,7 @@
 #define CLATTN_TOOLS_NPY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
@@ -32,7 +33,8 @@ typedef struct npy_array {
     void *data;                 /* malloc'd, host byte order; owned by the array */
 } npy_array;
 
-/* Reads `path` into *out (which need not be initialised). Returns
+/* Reads `path` into *out (which need not be initialised). `path` may also be a
+ * pipe, FIFO or character device (/dev/stdin); see npy_read_stream. Returns
  *   CLATTN_EIO       the file cannot be opened or read;
  *   CLATTN_EFORMAT   bad magic or version, malformed or truncated header,
  *                    unsupported dtype, big-endian data, Fortran order, more
@@ -43,16 +45,27 @@ typedef struct npy_array {
  * On failure *out is zeroed (npy_free on it is harmless). */
 int npy_read(const char *path, npy_array *out, char *err, size_t errcap);
 
+/* Reads one array from `f`, from its position to its end, as npy_read does;
+ * `name` labels the messages. The stream is not closed. A regular file's size
+ * is checked against the header before the data is allocated; a pipe's,
+ * FIFO's or memory stream's buffer grows with the bytes that arrive, so a
+ * header declaring more than the stream holds costs memory for what it holds,
+ * not for what it declares. */
+int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap);
+
 /* Frees the data and zeroes the array. NULL-safe. */
 void npy_free(npy_array *a);
 
 /* Writes a C-order array of `dtype` with shape[0..ndim) from `data` (host byte
- * order, nelems * element size bytes) to `path`. The bytes go to a temporary
- * file in the same directory, which is fsync'd and renamed over `path` only
- * once everything was written: on failure the temporary is removed and an
- * existing `path` is left as it was. The new file gets the mode a plain
- * creat() would give (0666 minus the umask). Returns CLATTN_EINVAL for a bad
- * argument, CLATTN_EOVERFLOW when the size overflows, CLATTN_EIO otherwise. */
+ * order, nelems * element size bytes) to `path`, through outfile.h: a new or
+ * regular file is written to a temporary in the same directory, fsync'd and
+ * renamed over `path` only once everything was written, so on failure an
+ * existing `path` is left as it was; a character device or FIFO (/dev/null,
+ * /dev/stdout on a pipe) is written in place; directories, sockets, block
+ * devices and symbolic links to regular files are refused. A new file gets
+ * the mode a plain creat() would give (0666 minus the umask). Returns
+ * CLATTN_EINVAL for a bad argument, CLATTN_EOVERFLOW when the size overflows,
+ * CLATTN_EIO otherwise. */
 int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
                      const void *data, char *err, size_t errcap);
 

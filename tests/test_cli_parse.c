@@ -1,0 +1,134 @@
+/*
+ * Unit tests of the option-value parsers (tools/cli_parse.c): the grammar
+ * cli.h documents, its limits, and the inputs fuzzing showed were accepted
+ * though they should not be (empty list items, infinities and NaNs, leading
+ * space; tests/fuzz/corpus/cli/regress_*).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "cli.h"
+
+static void sizes(void **state)
+{
+    (void)state;
+    size_t v = 7;
+    assert_int_equal(cli_parse_size("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(cli_parse_size("007", &v), 0);
+    assert_int_equal(v, 7);
+    if (SIZE_MAX == UINT64_MAX) {
+        assert_int_equal(cli_parse_size("18446744073709551615", &v), 0);
+        assert_true(v == SIZE_MAX);
+        assert_int_equal(cli_parse_size("18446744073709551616", &v), -1);
+    }
+    static const char *const bad[] = { "", "-1", "+1", " 1", "1 ", "0x10", "1.0", "1e3" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 7;
+        if (cli_parse_size(bad[i], &v) != -1 || v != 7)
+            fail_msg("'%s' accepted or output changed", bad[i]);
+    }
+    assert_int_equal(cli_parse_size(NULL, &v), -1);
+}
+
+static void size_lists(void **state)
+{
+    (void)state;
+    size_t out[4], n;
+    assert_int_equal(cli_parse_size_list("1024,4096,16384", out, 4, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0], 1024);
+    assert_int_equal(out[2], 16384);
+    assert_int_equal(cli_parse_size_list("1,2,3,4", out, 4, &n), 0);
+    assert_int_equal(cli_parse_size_list("1,2,3,4,5", out, 4, &n), -1);
+    /* strtok merged separators: these were read as lists. */
+    static const char *const bad[] = { "1,,2", ",1", "1,", ",", "", "1, 2", "1;2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cli_parse_size_list(bad[i], out, 4, &n) != -1)
+            fail_msg("'%s' accepted as a list of %zu", bad[i], n);
+}
+
+/* The list used to be copied into a 1024-byte buffer first, so a valid
+ * list longer than that was refused. */
+static void long_size_list(void **state)
+{
+    (void)state;
+    char s[1200];
+    memset(s, '0', sizeof s);
+    memcpy(s + sizeof s - 5, "1,22", 5);
+    size_t out[2], n;
+    assert_int_equal(cli_parse_size_list(s, out, 2, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 22);
+}
+
+static void doubles(void **state)
+{
+    (void)state;
+    double v;
+    assert_int_equal(cli_parse_double("0.3", &v), 0);
+    assert_true(v == 0.3);
+    assert_int_equal(cli_parse_double("-2.5", &v), 0);
+    assert_int_equal(cli_parse_double("1e-3", &v), 0);
+    static const char *const bad[] = { "", "inf", "-inf", "nan", "infinity", " 1", "\t1",
+                                       "1 ", "1e400", "0.3s", "abc" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 7;
+        if (cli_parse_double(bad[i], &v) != -1 || v != 7)
+            fail_msg("'%s' accepted or output changed", bad[i]);
+    }
+}
+
+static void byte_counts(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(cli_parse_bytes("512", &v), 0);
+    assert_true(v == 512);
+    assert_int_equal(cli_parse_bytes("64K", &v), 0);
+    assert_true(v == 65536);
+    assert_int_equal(cli_parse_bytes("2GiB", &v), 0);
+    assert_true(v == 2147483648u);
+    assert_int_equal(cli_parse_bytes("1.5MB", &v), 0);
+    assert_true(v == 1500000);
+    assert_int_equal(cli_parse_bytes("16777215TiB", &v), 0);
+    assert_int_equal(cli_parse_bytes("16777216TiB", &v), -1); /* 2^64 */
+    static const char *const bad[] = { "", "K", "-1", " 1", "4Kb", "4 KiB", "1.5.5" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 7;
+        if (cli_parse_bytes(bad[i], &v) != -1 || v != 7)
+            fail_msg("'%s' accepted or output changed", bad[i]);
+    }
+}
+
+static void names(void **state)
+{
+    (void)state;
+    clattn_dtype d = CLATTN_F16;
+    assert_int_equal(cli_parse_dtype("float", &d), 0);
+    assert_int_equal(d, CLATTN_F32);
+    assert_int_equal(cli_parse_dtype("half", &d), 0);
+    assert_int_equal(d, CLATTN_F16);
+    assert_int_equal(cli_parse_dtype("FP16", &d), -1);
+    clattn_causal c = CLATTN_CAUSAL_NONE;
+    assert_int_equal(cli_parse_causal(NULL, &c), 0);
+    assert_int_equal(c, CLATTN_CAUSAL_TOP_LEFT);
+    assert_int_equal(cli_parse_causal("br", &c), 0);
+    assert_int_equal(c, CLATTN_CAUSAL_BOTTOM_RIGHT);
+    assert_int_equal(cli_parse_causal("sideways", &c), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sizes),      cmocka_unit_test(size_lists), cmocka_unit_test(long_size_list),
+        cmocka_unit_test(doubles),    cmocka_unit_test(byte_counts), cmocka_unit_test(names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

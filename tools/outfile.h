@@ -1,0 +1,66 @@
+/*
+ * Output files written whole or not at all: clattn run --out, clattn bench
+ * --json and --csv.
+ *
+ * What the output path names decides how it is written:
+ *
+ *   nothing, or a regular file
+ *       The bytes go to a temporary file in the same directory, which
+ *       outfile_commit fsyncs and renames over the path. Until then, and
+ *       after any failure, an existing file is left as it was and no
+ *       temporary remains. The new file gets the mode creat() would give
+ *       (0666 minus the umask).
+ *   a character device or a FIFO, also through symbolic links
+ *       (/dev/null; /dev/stdout on a pipe or a terminal)
+ *       Written in place: opened without O_CREAT or O_TRUNC, so the device
+ *       node stays what it is. Such a stream cannot be taken back: a reader
+ *       may see part of the output before a failure. Opening a FIFO waits
+ *       for a reader, as a shell redirection does.
+ *   a symbolic link to a regular file, or to nothing
+ *       Refused, naming what the link points at. Renaming over the link
+ *       would replace the link rather than the file the user meant, and
+ *       writing through it would let a link planted in a shared directory
+ *       aim the write at any file the user can write.
+ *   a directory, a socket, a block device
+ *       Refused.
+ *
+ * Only the last component of the path is examined this way; directories on
+ * the way are the caller's choice. Functions return 0, or -1 with a one-line
+ * "<path>: <problem>" in err[0..errcap) when err is non-NULL. Not
+ * thread-safe: the temporary's mode is found by setting the umask.
+ */
+#ifndef CLATTN_TOOLS_OUTFILE_H
+#define CLATTN_TOOLS_OUTFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct outfile {
+    FILE *stream;     /* write the output here */
+    const char *path; /* the target as given; must outlive the outfile */
+    char *tmp;        /* the temporary's name; NULL when writing in place */
+} outfile;
+
+/* Whether `path` could be opened as above, without opening or creating
+ * anything, so that a long run finds out before the work rather than after.
+ * outfile_open still has the last word. */
+int outfile_check(const char *path, char *err, size_t errcap);
+
+/* Opens the output for `path`. On failure *o holds nothing to release. */
+int outfile_open(outfile *o, const char *path, char *err, size_t errcap);
+
+/* Publishes what was written: flushes, and for a temporary fsyncs it and
+ * renames it over the path. Closes the stream either way; on failure the
+ * temporary is removed and an existing file kept. */
+int outfile_commit(outfile *o, char *err, size_t errcap);
+
+/* Closes without publishing; the temporary is removed. Harmless on an
+ * outfile already committed or aborted. */
+void outfile_abort(outfile *o);
+
+/* True when `path` is the file stdout goes to (--out /dev/stdout on a pipe,
+ * or the FIFO stdout is redirected to), so a command can move its report to
+ * stderr rather than mix it into the output. */
+int outfile_is_stdout(const char *path);
+
+#endif
