@@ -30,6 +30,19 @@ struct tune_state {
     size_t count;
 };
 
+/* The file's text (tune_text.c, no OpenCL). */
+
+/* Every entry of `text` into `t`; the last line of a key wins, lines that are
+ * not entries are skipped. `text` is modified. */
+void tune_parse_text(char *text, struct tune_state *t);
+/* The file's text for the entries of `t` (malloc'd), NULL without memory. */
+char *tune_format_text(const struct tune_state *t);
+/* The entry of a key, or NULL. */
+struct tune_entry *tune_find(struct tune_state *t, const char *kernel, clattn_dtype dtype,
+                             size_t head_dim, int causal);
+/* Adds or replaces the entry of e's key: 0, or -1 when the table is full. */
+int tune_put(struct tune_state *t, const struct tune_entry *e);
+
 /* The tuned tiles of (kernel, dtype, d, causal) on the context's device: 1
  * and the tiles if recorded, else 0. *file (may be NULL) names the file they
  * came from, for messages. */

@@ -1,0 +1,81 @@
+/* The tune file's text (see tune.h): parsing and formatting, no OpenCL, so
+ * that tests/fuzz/fuzz_cache.c can drive it alone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune/tune.h"
+
+#define TUNE_LINE_MAX 96
+
+/* One line of the file; 0 if it is not an entry (comments, lines a newer
+ * version wrote, garbage). */
+static int parse_entry(const char *line, struct tune_entry *e)
+{
+    char kernel[TUNE_KERNEL_NAME_MAX];
+    int dtype, causal;
+    char tail;
+    if (line[0] == '#' ||
+        sscanf(line, "%23s %d %zu %d %zu %zu %c", kernel, &dtype, &e->head_dim, &causal,
+               &e->block_m, &e->block_n, &tail) != 6 ||
+        (dtype != 0 && dtype != 1) || (causal != 0 && causal != 1))
+        return 0;
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    e->dtype = dtype ? CLATTN_F16 : CLATTN_F32;
+    e->causal = causal;
+    return 1;
+}
+
+struct tune_entry *tune_find(struct tune_state *t, const char *kernel, clattn_dtype dtype,
+                               size_t head_dim, int causal)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        struct tune_entry *e = &t->entries[i];
+        if (!strcmp(e->kernel, kernel) && e->dtype == dtype && e->head_dim == head_dim &&
+            e->causal == (causal != 0))
+            return e;
+    }
+    return NULL;
+}
+
+/* Adds or replaces the entry of e's key; 0, or -1 when the table is full. */
+int tune_put(struct tune_state *t, const struct tune_entry *e)
+{
+    struct tune_entry *old = tune_find(t, e->kernel, e->dtype, e->head_dim, e->causal);
+    if (!old) {
+        if (t->count == TUNE_ENTRIES_MAX)
+            return -1;
+        old = &t->entries[t->count++];
+    }
+    *old = *e;
+    return 0;
+}
+
+/* Every entry of `text` into `t` (the last line of a key wins). */
+void tune_parse_text(char *text, struct tune_state *t)
+{
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        struct tune_entry e;
+        if (parse_entry(line, &e))
+            tune_put(t, &e);
+    }
+}
+
+/* The file's text for the entries of `t`. */
+char *tune_format_text(const struct tune_state *t)
+{
+    size_t cap = 128 + t->count * TUNE_LINE_MAX, len;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    len = (size_t)snprintf(text, cap, "# clattn tune: kernel dtype(0=fp32,1=fp16) d causal BM BN\n");
+    for (size_t i = 0; i < t->count && len < cap; i++) {
+        const struct tune_entry *e = &t->entries[i];
+        len += (size_t)snprintf(text + len, cap - len, "%s %d %zu %d %zu %zu\n", e->kernel,
+                                e->dtype == CLATTN_F16, e->head_dim, e->causal, e->block_m,
+                                e->block_n);
+    }
+    return text;
+}
+
