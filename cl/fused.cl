@@ -50,14 +50,12 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
     for (int t = 0; t < O_PER_ITEM; t++)
         acc[t] = 0.0f;
     float m = -INFINITY, l = 0.0f;
-    const int row_i = (int)(q0 + r);
+    const uint row_i = q0 + r;
+    const uint row_end = fused_row_end(row_i, n_k, CAUSAL, causal_off);
 
     /* Causal: keys past the block's last visible one are never visited. */
-    int kv_end = (int)n_k;
-#if CAUSAL
-    kv_end = min(kv_end, (int)(q0 + BM) + causal_off);
-#endif
-    for (int j0 = 0; j0 < kv_end; j0 += BN) {
+    const uint kv_end = fused_kv_end(n_k, q0, BM, CAUSAL, causal_off);
+    for (uint j0 = 0; j0 < kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* previous block's V reads are done */
         for (uint idx = lid; idx < BN * DP; idx += WG) {
             uint row = idx / DP, x = idx % DP;
@@ -75,13 +73,10 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
                 s[t] = mad(qx, kv_tile[(c + t * TPR) * KV_STRIDE + x], s[t]);
         }
         /* Scores in the log2 domain; masked or out-of-range keys get -inf. */
+        const int seen = fused_visible_keys(row_end, j0, BN);
         for (int t = 0; t < S_PER_ITEM; t++) {
-            int j = j0 + (int)(c + t * TPR);
-            int visible = j < (int)n_k;
-#if CAUSAL
-            visible = visible && j <= row_i + causal_off;
-#endif
-            p_tile[r * P_STRIDE + c + t * TPR] = visible ? s[t] * scale_log2 : -INFINITY;
+            const int j = (int)(c + t * TPR);
+            p_tile[r * P_STRIDE + j] = j < seen ? s[t] * scale_log2 : -INFINITY;
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scores written; K no longer read */
 
@@ -120,12 +115,8 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
         m = m_new;
     }
 
-    if (row_i < (int)n_q) {
-#if CAUSAL
-        const int sees_key = (long)row_i + causal_off >= 0;
-#else
-        const int sees_key = 1;
-#endif
+    if (row_i < n_q) {
+        const int sees_key = row_end > 0;
 #ifdef DTYPE_F16
         const float inv = fused_row_scale(l, m, sees_key, FUSED_LIMIT_F16);
 #else

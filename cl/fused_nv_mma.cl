@@ -110,10 +110,7 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     __global const ushort *k_head = k + (size_t)at.kv_head * n_k * D;
     __global const ushort *v_head = v + (size_t)at.kv_head * n_k * D;
 
-    int kv_end = (int)n_k;
-#if CAUSAL
-    kv_end = min(kv_end, (int)(q0 + BM) + causal_off);
-#endif
+    const uint kv_end = fused_kv_end(n_k, q0, BM, CAUSAL, causal_off);
     load_tile(q_tile, q_head, q0, BM, n_q, tid);
     if (kv_end > 0)
         load_tile(k_tile, k_head, 0, BN, n_k, tid);
@@ -121,7 +118,13 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
 
     /* Rows of this thread within the head: tile mt holds rows
      * row0 + 16 mt + g ("lo") and that + 8 ("hi"). */
-    const int row0 = (int)(q0 + warp * 16 * MT + g);
+    const uint row0 = q0 + warp * 16 * MT + g;
+    /* Where each of this thread's rows stops seeing keys. */
+    uint row_end[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        for (int h = 0; h < 2; h++)
+            row_end[mt][h] = fused_row_end(row0 + 16 * mt + 8 * h, n_k, CAUSAL, causal_off);
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
 #pragma unroll
@@ -138,7 +141,7 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     const uint b_key = (lane & 7) + 8 * (lane >> 4), b_ch = (lane >> 3) & 1;
     const uint v_key = (lane & 7) + 8 * ((lane >> 3) & 1), v_ch = lane >> 4;
 
-    for (int j0 = 0; j0 < kv_end; j0 += BN) {
+    for (uint j0 = 0; j0 < kv_end; j0 += BN) {
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* K_j (and Q) ready; V_{j-1} reads done */
         load_tile(v_tile, v_head, (uint)j0, BN, n_k, tid);
@@ -173,25 +176,23 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
         /* Mask keys past Nk and, on blocks that cross the diagonal, keys
          * after each row's last visible one. Scores stay unscaled: the scale
          * is folded into the exponent below. */
-        int need_mask = j0 + BN > (int)n_k;
+        int need_mask = j0 + BN > n_k;
 #if CAUSAL
-        need_mask |= j0 + BN - 1 > (int)q0 + causal_off;
+        need_mask |= (long)j0 + BN - 1 > (long)q0 + causal_off;
 #endif
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-                for (int n = 0; n < NT_S; n++) {
+                for (int h = 0; h < 2; h++) {
+                    const int seen = fused_visible_keys(row_end[mt][h], j0, BN);
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        int col = j0 + n * 8 + 2 * (int)t + (i & 1);
-                        int row = row0 + 16 * mt + 8 * (i >> 1);
-                        int visible = col < (int)n_k;
-#if CAUSAL
-                        visible = visible && col <= row + causal_off;
-#endif
-                        if (!visible)
-                            s[mt][n][i] = -INFINITY;
+                    for (int n = 0; n < NT_S; n++) {
+                        const int col = n * 8 + 2 * (int)t;
+                        if (col >= seen)
+                            s[mt][n][2 * h] = -INFINITY;
+                        if (col + 1 >= seen)
+                            s[mt][n][2 * h + 1] = -INFINITY;
                     }
                 }
             }
@@ -233,7 +234,7 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* V_j ready; every warp is done with K_j */
         if (j0 + BN < kv_end)
-            load_tile(k_tile, k_head, (uint)(j0 + BN), BN, n_k, tid);
+            load_tile(k_tile, k_head, j0 + BN, BN, n_k, tid);
         cp_async_commit();
 
 #pragma unroll
@@ -269,10 +270,10 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const float l = quad_sum(l_run[mt][h]);
-            const int row = row0 + 16 * mt + 8 * h;
-            if (row >= (int)n_q)
+            const uint row = row0 + 16 * mt + 8 * h;
+            if (row >= n_q)
                 continue;
-            const int sees_key = !CAUSAL || (long)row + causal_off >= 0;
+            const int sees_key = row_end[mt][h] > 0;
             const float inv = fused_row_scale(l, m_run[mt][h] * scale_log2, sees_key,
                                               FUSED_LIMIT_F16);
 #pragma unroll

@@ -51,25 +51,28 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
     const size_t row = get_group_id(0);
     const uint lid = get_local_id(0);
     const size_t base = row * n_k;
-    int last = (int)n_k - 1; /* last visible key of this row */
+    /* Keys [0, seen) of this row are visible; 64-bit, since a row index
+     * plus the causal offset can pass what an int holds. */
+    long seen_l = n_k;
 #if CAUSAL
-    last = min(last, (int)(row % n_q) + causal_off);
+    seen_l = min(seen_l, (long)(row % n_q) + causal_off + 1);
 #endif
+    const uint seen = seen_l < 0 ? 0u : (uint)seen_l;
 #ifdef PER_ITEM
     /* One read of S: each work-item keeps its PER_ITEM scores (coalesced
      * columns lid, lid + WG, ...) and exponentiates them once. */
     float x[PER_ITEM];
     float mx = -INFINITY;
     for (int t = 0; t < PER_ITEM; t++) {
-        int j = (int)lid + t * WG;
-        x[t] = j <= last ? LOAD(s, base + j) : -INFINITY;
+        uint j = lid + t * WG;
+        x[t] = j < seen ? LOAD(s, base + j) : -INFINITY;
         mx = fmax(mx, x[t]);
     }
     mx = reduce_max(buf, mx);
     float sum = 0.0f;
     for (int t = 0; t < PER_ITEM; t++) {
-        int j = (int)lid + t * WG;
-        x[t] = j <= last ? exp(x[t] - mx) : 0.0f;
+        uint j = lid + t * WG;
+        x[t] = j < seen ? exp(x[t] - mx) : 0.0f;
         sum += x[t];
     }
     sum = reduce_sum(buf, sum);
@@ -81,15 +84,15 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
     }
 #else
     float mx = -INFINITY;
-    for (int j = (int)lid; j <= last; j += WG)
+    for (uint j = lid; j < seen; j += WG)
         mx = fmax(mx, LOAD(s, base + j));
     mx = reduce_max(buf, mx);
     float sum = 0.0f;
-    for (int j = (int)lid; j <= last; j += WG)
+    for (uint j = lid; j < seen; j += WG)
         sum += exp(LOAD(s, base + j) - mx);
     sum = reduce_sum(buf, sum);
     const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
     for (uint j = lid; j < n_k; j += WG)
-        STORE((int)j <= last ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
+        STORE(j < seen ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
 #endif
 }
