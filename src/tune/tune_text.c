@@ -20,6 +20,12 @@ static int parse_entry(const char *line, struct tune_entry *e)
                &e->block_m, &e->block_n, &tail) != 6 ||
         (dtype != 0 && dtype != 1) || (causal != 0 && causal != 1))
         return 0;
+    /* A kernel table name: lower-case letters, digits and '-'. Anything else
+     * (a '#' after leading white space, say) would not read back as it was
+     * written. */
+    for (const char *c = kernel; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+            return 0;
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     e->dtype = dtype ? CLATTN_F16 : CLATTN_F32;
     e->causal = causal;
