@@ -52,12 +52,16 @@ static int parse_stat(const char *v, clattn_stat *s)
     return 0;
 }
 
+/* Digits only: strtoull would also take white space and a sign, and wrap a
+ * negative number around (" -180" read as 2^64 - 180; found by fuzz_cache). */
 static int parse_u64(const char *v, uint64_t *out)
 {
     char *end;
+    if (v[0] < '0' || v[0] > '9')
+        return -1;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end != '\0' || v[0] == '-')
+    if (errno || *end != '\0')
         return -1;
     *out = x;
     return 0;
