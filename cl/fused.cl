@@ -1,18 +1,19 @@
 /*
  * Fused attention, portable OpenCL C 1.2: FlashAttention-style tiles with an
- * online softmax. One work-group owns BM query rows of one head and walks the
- * key/value blocks of BN rows; the BM x BN score tile lives in local memory
- * only, so S never reaches global memory.
+ * online softmax. One work-group owns BM packed query rows (fused_grid.clh:
+ * the query heads of one key/value head, times their tokens) and walks one
+ * chunk of the keys in blocks of BN; the BM x BN score tile lives in local
+ * memory only, so S never reaches global memory.
  *
- * Build options (all required unless noted):
+ * Build options (beside fused_grid.clh's):
  *   -DD=<head dim>  -DDP=<D rounded up to a multiple of TPR>
- *   -DBM=<query rows per group>  -DBN=<key rows per block>
- *   -DTPR=<work-items per query row>  (work-group size = BM * TPR)
- *   -DCAUSAL=0|1    -DDTYPE_F16 (optional: half storage, float arithmetic)
+ *   -DBM=<rows per group>  -DBN=<keys per block>
+ *   -DTPR=<work-items per row>  (work-group size = BM * TPR)
+ *   -DDTYPE_F16 (optional: half storage, float arithmetic)
  *
- * Work-item (r, c) = (lid / TPR, lid % TPR) owns query row r: the score
- * columns j = c + t*TPR and the output columns x = c + t*TPR. Rows past Nq
- * still take part in every barrier and only skip the final store.
+ * Work-item (r, c) = (lid / TPR, lid % TPR) owns row r: the score columns
+ * j = c + t*TPR and the output columns x = c + t*TPR. Rows past the
+ * sequence's still take part in every barrier and only write zeros.
  */
 #include "dtype.clh"
 #include "fused_grid.clh"
@@ -24,11 +25,27 @@
 #define KV_STRIDE (DP + 1) /* +1: rows of K fall in different local banks */
 #define P_STRIDE (BN + 1)
 
+#ifdef DTYPE_F16
+#define SCORE_LIMIT FUSED_LIMIT_F16
+#else
+#define SCORE_LIMIT FUSED_LIMIT_F32
+#endif
+
+/* Rows [j0, j0 + BN) of K or V into the tile; keys past `end` are zeros
+ * and never read. */
+static inline void load_keys(__local float *tile, __global const store_t *src,
+                             const struct fused_place *p, uint j0, uint end, ulong off,
+                             ulong sb, ulong sh, ulong st, uint lid)
+{
+    for (uint idx = lid; idx < BN * DP; idx += WG) {
+        const uint row = idx / DP, x = idx % DP;
+        tile[row * KV_STRIDE + x] = (j0 + row < end && x < D)
+            ? LOAD(src, fused_key_index(p, j0 + row, off, sb, sh, st) + x) : 0.0f;
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void attention_fused(__global const store_t *q, __global const store_t *k,
-                     __global const store_t *v, __global store_t *o,
-                     const uint n_q, const uint n_k, const uint heads, const uint group,
-                     const uint n_qblocks, const float scale_log2, const int causal_off)
+void attention_fused(FUSED_PARAMS(store_t))
 {
     __local float q_tile[BM * DP];
     __local float kv_tile[BN * KV_STRIDE];
@@ -36,32 +53,26 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
 
     const uint lid = get_local_id(0);
     const uint r = lid / TPR, c = lid % TPR;
-    const struct fused_place at = fused_place_of(n_qblocks, heads, group, BM);
-    const uint q0 = at.q0;
-    const size_t q_base = (size_t)at.bh * n_q * D;
-    const size_t kv_base = (size_t)at.kv_head * n_k * D;
+    const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
+                                                 split_keys, kv_lens, q_lens, BM);
 
     for (uint idx = lid; idx < BM * DP; idx += WG) {
-        uint row = idx / DP, x = idx % DP;
-        q_tile[idx] = (q0 + row < n_q && x < D) ? LOAD(q, q_base + (size_t)(q0 + row) * D + x) : 0.0f;
+        const uint row = idx / DP, x = idx % DP;
+        q_tile[idx] = (at.r0 + row < at.n_rows && x < D)
+            ? LOAD(q, fused_row_index(&at, at.r0 + row, q_off, q_sb, q_sh, q_st) + x) : 0.0f;
     }
 
     float acc[O_PER_ITEM];
     for (int t = 0; t < O_PER_ITEM; t++)
         acc[t] = 0.0f;
     float m = -INFINITY, l = 0.0f;
-    const uint row_i = q0 + r;
-    const uint row_end = fused_row_end(row_i, n_k, CAUSAL, causal_off);
+    const uint row = at.r0 + r;
+    const int live = row < at.n_rows;
+    const uint row_end = live ? fused_token_end(row / GROUP, at.kv_len, at.causal_off) : 0u;
 
-    /* Causal: keys past the block's last visible one are never visited. */
-    const uint kv_end = fused_kv_end(n_k, q0, BM, CAUSAL, causal_off);
-    for (uint j0 = 0; j0 < kv_end; j0 += BN) {
+    for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* previous block's V reads are done */
-        for (uint idx = lid; idx < BN * DP; idx += WG) {
-            uint row = idx / DP, x = idx % DP;
-            kv_tile[row * KV_STRIDE + x] = (j0 + row < n_k && x < D)
-                ? LOAD(k, kv_base + (size_t)(j0 + row) * D + x) : 0.0f;
-        }
+        load_keys(kv_tile, k, &at, j0, at.kv_end, k_off, k_sb, k_sh, k_st, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         float s[S_PER_ITEM];
@@ -73,18 +84,14 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
                 s[t] = mad(qx, kv_tile[(c + t * TPR) * KV_STRIDE + x], s[t]);
         }
         /* Scores in the log2 domain; masked or out-of-range keys get -inf. */
-        const int seen = fused_visible_keys(row_end, j0, BN);
+        const int seen = fused_visible_keys(min(row_end, at.kv_end), j0, BN);
         for (int t = 0; t < S_PER_ITEM; t++) {
             const int j = (int)(c + t * TPR);
             p_tile[r * P_STRIDE + j] = j < seen ? s[t] * scale_log2 : -INFINITY;
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scores written; K no longer read */
 
-        for (uint idx = lid; idx < BN * DP; idx += WG) {
-            uint row = idx / DP, x = idx % DP;
-            kv_tile[row * KV_STRIDE + x] = (j0 + row < n_k && x < D)
-                ? LOAD(v, kv_base + (size_t)(j0 + row) * D + x) : 0.0f;
-        }
+        load_keys(kv_tile, v, &at, j0, at.kv_end, v_off, v_sb, v_sh, v_st, lid);
         float m_blk = -INFINITY;
         for (int j = 0; j < BN; j++)
             m_blk = fmax(m_blk, p_tile[r * P_STRIDE + j]);
@@ -115,17 +122,35 @@ void attention_fused(__global const store_t *q, __global const store_t *k,
         m = m_new;
     }
 
-    if (row_i < n_q) {
-        const int sees_key = row_end > 0;
-#ifdef DTYPE_F16
-        const float inv = fused_row_scale(l, m, sees_key, FUSED_LIMIT_F16);
-#else
-        const float inv = fused_row_scale(l, m, sees_key, FUSED_LIMIT_F32);
-#endif
-        for (int t = 0; t < O_PER_ITEM; t++) {
-            uint x = c + t * TPR;
-            if (x < D)
-                STORE(acc[t] * inv, o, q_base + (size_t)row_i * D + x);
-        }
+    if (row >= n_q * GROUP)
+        return; /* a row of the last tile past the tensor */
+#if SPLIT
+    /* The chunk's unnormalised accumulator and (max, sum); cl/combine.cl
+     * finishes the row (and writes the zeros of rows past the sequence). */
+    if (!live)
+        return;
+    const ulong w = (ulong)at.split * batch * heads * n_q + fused_row_id(&at, row, heads, n_q);
+    for (int t = 0; t < O_PER_ITEM; t++) {
+        const uint x = c + t * TPR;
+        if (x < D)
+            part_o[w * D + x] = acc[t];
     }
+    if (c == 0) {
+        part_ml[2 * w] = m;
+        part_ml[2 * w + 1] = l;
+    }
+#else
+    const float inv = live ? fused_row_scale(l, m, row_end > 0, SCORE_LIMIT) : 0.0f;
+    const ulong at_o = fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
+    for (int t = 0; t < O_PER_ITEM; t++) {
+        const uint x = c + t * TPR;
+        if (x < D)
+            STORE(acc[t] * inv, o, at_o + x);
+    }
+#if LSE_OUT
+    if (c == 0)
+        lse[fused_row_id(&at, row, heads, n_q)] =
+            live ? fused_row_lse(l, m, row_end > 0, inv) : -INFINITY;
+#endif
+#endif
 }

@@ -98,6 +98,47 @@ CLATTN_API int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape,
                                 const clattn_options *opts, const void *q, const void *k,
                                 const void *v, void *o, clattn_run_info *info);
 
+/* What clattn_attention_ex_cl takes beyond clattn_attention_cl's buffers.
+ * Zero it (or use CLATTN_EXTRAS_INIT) and set what you need; struct_size
+ * tells a later library which fields the caller knows. */
+typedef struct clattn_extras {
+    size_t struct_size;   /* sizeof(clattn_extras) */
+    cl_mem lse;           /* written when non-NULL: fp32 [B, H, Nq], each row's
+                           * log-sum-exp (natural log), -inf for a row that
+                           * sees no key, as clattn_reference_ex */
+    cl_mem kv_lens;       /* read when non-NULL: uint32 [B], each sequence's
+                           * keys; instead of opts->kv_lens (engines that keep
+                           * them on the device) */
+    cl_mem q_lens;        /* read when non-NULL: uint32 [B], instead of
+                           * opts->q_lens */
+} clattn_extras;
+#define CLATTN_EXTRAS_INIT { sizeof(clattn_extras), NULL, NULL, NULL }
+
+/* clattn_attention_cl with the extras: LSE out and per-sequence lengths in
+ * device buffers. `extras` may be NULL. The lengths buffers must hold
+ * values within the shape (kv_lens[b] <= Nk, q_lens[b] <= Nq): they are read
+ * by the kernels, which clamp them. */
+CLATTN_API int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape,
+                                      const clattn_options *opts, cl_mem q, cl_mem k,
+                                      cl_mem v, cl_mem o, const clattn_extras *extras,
+                                      cl_uint num_wait, const cl_event *wait_list,
+                                      cl_event *done, clattn_run_info *info);
+
+/* clattn_attention with the rows' log-sum-exp (fp32 [B, H, Nq]) written to
+ * `lse` when non-NULL. Host arrays follow opts' layouts. */
+CLATTN_API int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape,
+                                   const clattn_options *opts, const void *q, const void *k,
+                                   const void *v, void *o, float *lse, clattn_run_info *info);
+
+/* clattn_merge on the device: enqueues the exact combination of two results
+ * over disjoint keys (see clattn_merge in clattn/types.h). Buffers are
+ * contiguous: `rows` rows of d `dtype` values, and fp32 LSEs; o and lse may
+ * be o1 and lse1. */
+CLATTN_API int clattn_merge_cl(clattn_ctx *ctx, size_t rows, size_t d, clattn_dtype dtype,
+                               cl_mem o1, cl_mem lse1, cl_mem o2, cl_mem lse2, cl_mem o,
+                               cl_mem lse, cl_uint num_wait, const cl_event *wait_list,
+                               cl_event *done);
+
 /* The query and key tile sizes (BLOCK_M, BLOCK_N) the fused path uses for
  * `shape` on the context's device, and the kernel it would run (the model's
  * causal block accounting depends on them). `kernel` may be NULL. */

@@ -109,7 +109,29 @@ typedef enum clattn_fused_kernel {
     CLATTN_FUSED_NV_MMA = 2,   /* NVIDIA tensor cores (sm_80+) via inline PTX */
 } clattn_fused_kernel;
 
+/* Where a tensor's elements are: element (b, h, t, x) of a [B, heads, N, d]
+ * tensor is at element index
+ *     byte_offset / element size + b * batch_stride + h * head_stride
+ *         + t * token_stride + x,
+ * the last dimension contiguous. All zero is the contiguous layout
+ * [B, heads, N, d]; a stride of 0 takes the contiguous one. Examples:
+ * [B, N, H, d] is head_stride = d, token_stride = H d, batch_stride = N H d;
+ * a view of Nk tokens in a cache of Nmax is token_stride = d, head_stride =
+ * Nmax d, batch_stride = Hkv Nmax d. byte_offset must be a multiple of the
+ * element size. */
+typedef struct clattn_layout {
+    size_t batch_stride;
+    size_t head_stride;
+    size_t token_stride;
+    size_t byte_offset;
+} clattn_layout;
+
+/* What a call computes beyond the shape. Get one from clattn_default_options
+ * and change what you need: it sets struct_size, by which later versions of
+ * the library tell which fields a caller built against an older one knows
+ * (fields may be added at the end; none is ever removed or moved). */
 typedef struct clattn_options {
+    size_t struct_size; /* sizeof(clattn_options) of the caller's header */
     clattn_causal causal;
     float scale;       /* 0 means 1/sqrt(d) */
     clattn_path path;
@@ -120,20 +142,44 @@ typedef struct clattn_options {
                         * where it supports the dtype on the device */
     size_t block_m;    /* fused query rows per work-group; 0: tuned or default */
     size_t block_n;    /* fused keys per block; 0: tuned or default */
+    /* Split-KV (flash-decoding): the fused path splits each sequence's keys
+     * into this many chunks, run by separate work-groups and combined
+     * exactly. 0 (default): the library chooses (none when the query tiles
+     * fill the device); 1: never. */
+    uint32_t split_kv;
+    /* Per-sequence lengths, for a batch whose sequences differ: kv_lens[b]
+     * keys (at most Nk) and q_lens[b] queries (at most Nq) for sequence b,
+     * in host memory read during the call; NULL: Nk and Nq for all. Keys at
+     * or past a sequence's length are never read; a query row at or past its
+     * q_len outputs zeros (and LSE -inf); a bottom-right causal mask aligns
+     * to each sequence's own lengths. clattn_attention_ex_cl also takes them
+     * in device buffers. */
+    const uint32_t *kv_lens;
+    const uint32_t *q_lens;
+    /* Layouts of Q, K, V and O (all zero: contiguous). */
+    clattn_layout q_layout, k_layout, v_layout, o_layout;
 } clattn_options;
 
-/* Fills `opts` with defaults: no causal mask, scale 1/sqrt(d), path AUTO,
- * fused kernel AUTO, allow_oom 0, use_clblast 1, tiles chosen by the library. */
+/* Fills `opts` with defaults: struct_size, no causal mask, scale 1/sqrt(d),
+ * path AUTO, fused kernel AUTO, allow_oom 0, use_clblast 1, tiles and
+ * splits chosen by the library, no per-sequence lengths, contiguous
+ * layouts. */
 CLATTN_API void clattn_default_options(clattn_options *opts);
 
-/* What a run did (filled by the attention functions when non-NULL). */
+/* What a run did (filled by the attention functions when non-NULL). The
+ * library writes the whole struct, reserved bytes included, so fields added
+ * later sit where a caller built against this header has reserved space. */
 typedef struct clattn_run_info {
     clattn_path path;           /* path that ran (never AUTO) */
-    char kernel[64];            /* e.g. "naive/clblast", "fused/portable" */
+    char kernel[64];            /* e.g. "naive/clblast", "fused/portable 64x64" */
     uint64_t predicted_peak_bytes; /* model's device memory for the path */
     uint64_t allocated_bytes;   /* device memory the library holds for the run
-                                 * (the naive path's S and P, kept between calls) */
+                                 * (the naive path's S and P, the split-KV
+                                 * partials; kept between calls) */
     char note[160];             /* why AUTO chose this path, "" otherwise */
+    uint32_t splits;            /* key chunks per sequence on the fused path (1: none) */
+    double build_seconds;       /* kernel builds this call waited for (0 once built) */
+    uint8_t reserved[52];
 } clattn_run_info;
 
 /* ---------------------------------------------------------- CPU reference */
@@ -156,6 +202,29 @@ typedef struct clattn_run_info {
  * block. Keys past Nk are never read. Needs no OpenCL. */
 CLATTN_API int clattn_reference(const clattn_shape *shape, const clattn_options *opts,
                                 const void *q, const void *k, const void *v, double *o);
+
+/* clattn_reference with opts' per-sequence lengths honoured and, when `lse`
+ * is non-NULL, each row's log-sum-exp written there ([B, H, Nq], natural
+ * log of the sum of exp(scale q.k) over the visible keys; -inf for a query
+ * that sees no key). The arrays are contiguous (opts' layouts are the
+ * device paths' business). */
+CLATTN_API int clattn_reference_ex(const clattn_shape *shape, const clattn_options *opts,
+                                   const void *q, const void *k, const void *v, double *o,
+                                   double *lse);
+
+/* ------------------------------------------------------------------ merge */
+
+/* Combines two attention results over disjoint sets of keys into the exact
+ * result over their union: (o1, lse1) and (o2, lse2) are `rows` rows of d
+ * values (storage `dtype`) and their fp32 log-sum-exp; the merged row is
+ * (exp(lse1 - lse) o1 + exp(lse2 - lse) o2) with lse = log(exp(lse1) +
+ * exp(lse2)). A side with lse -inf (it saw no key) contributes nothing; both
+ * -inf give zeros and -inf. This is how a sequence's keys split across
+ * devices or processes are put back together (clattn_merge_cl on a
+ * device). `o` and `lse` may alias o1 and lse1. */
+CLATTN_API int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1,
+                            const float *lse1, const void *o2, const float *lse2, void *o,
+                            float *lse);
 
 /* ------------------------------------------------------------ verification */
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/prepare.h"
 #include "core/options.h"
 #include "context/context.h"
 #include "fused/fused.h"
@@ -13,11 +14,13 @@
 static int query_plan(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
                       struct fused_plan *plan)
 {
+    struct attention_call c = { 0 };
+    uint64_t spans[4];
     int rc = ctx_enter(ctx);
     if (rc < 0)
         return rc;
-    if ((rc = clattn_shape_check(shape)) == CLATTN_OK)
-        rc = fused_plan(ctx, shape, opts, plan);
+    if ((rc = prepare_call(shape, opts, &c, spans)) == CLATTN_OK)
+        rc = fused_plan(ctx, &c, plan);
     return ctx_leave_with(ctx, rc);
 }
 
@@ -26,11 +29,10 @@ int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(ctx && shape && block_m && block_n);
-    clattn_options defaults;
-    opts = clattn_options_or_default(opts, &defaults);
+    clattn_options resolved;
     struct fused_plan plan;
-    int rc = query_plan(ctx, shape, opts, &plan);
-    if (rc < 0)
+    int rc = options_resolve(opts, &resolved);
+    if (rc < 0 || (rc = query_plan(ctx, shape, &resolved, &plan)) < 0)
         return rc;
     *block_m = plan.tiles.bm;
     *block_n = plan.tiles.bn;
@@ -47,12 +49,12 @@ int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
     CLATTN_CHECK_ARG(ctx && shape);
     CLATTN_CHECK_ARG(fused || !fused_cap);
     CLATTN_CHECK_ARG(naive || !naive_cap);
-    clattn_options defaults;
-    opts = clattn_options_or_default(opts, &defaults);
+    clattn_options resolved;
     struct fused_plan plan;
-    int rc = query_plan(ctx, shape, opts, &plan);
-    if (rc < 0)
+    int rc = options_resolve(opts, &resolved);
+    if (rc < 0 || (rc = query_plan(ctx, shape, &resolved, &plan)) < 0)
         return rc;
+    opts = &resolved;
     if (fused && fused_cap)
         snprintf(fused, fused_cap, "fused/%s %zux%zu", plan.kernel->name, plan.tiles.bm,
                  plan.tiles.bn);
@@ -86,6 +88,7 @@ void clattn_release_workspace(clattn_ctx *ctx)
 {
     if (ctx && ctx_enter(ctx) == CLATTN_OK) {
         naive_state_release(&ctx->naive);
+        fused_state_release(&ctx->fused);
         ctx_leave(ctx);
     }
 }
@@ -157,7 +160,13 @@ int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id, const cl
         return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)id);
     if ((rc = ctx_enter(ctx)) < 0)
         return rc;
-    const char *reason = fused_cannot_run(ctx, k, shape);
+    clattn_options opts;
+    clattn_default_options(&opts);
+    struct attention_call c = { 0 };
+    uint64_t spans[4];
+    if ((rc = prepare_call(shape, &opts, &c, spans)) < 0)
+        return ctx_leave_with(ctx, rc);
+    const char *reason = fused_cannot_run(ctx, k, &c);
     if (why && cap)
         snprintf(why, cap, "%s", reason ? reason : "");
     ctx_leave(ctx);

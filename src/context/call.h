@@ -1,17 +1,24 @@
 /* One attention call as the entry points hand it to a path: the checked
- * shape and options and the caller's buffers. Paths only enqueue. */
-#ifndef CLATTN_SRC_RUNTIME_CALL_H
-#define CLATTN_SRC_RUNTIME_CALL_H
+ * shape and options, the caller's buffers and their resolved layouts, and
+ * the optional extras. Paths only enqueue. */
+#ifndef CLATTN_SRC_CONTEXT_CALL_H
+#define CLATTN_SRC_CONTEXT_CALL_H
 
 #include "clattn/clattn.h"
+#include "core/layout.h"
 
 struct attention_call {
     const clattn_shape *shape;
     const clattn_options *opts;
     float scale;            /* resolved: never 0 */
     int causal;             /* a mask of either alignment */
-    int causal_off;         /* 0 (top-left) or Nk - Nq (bottom-right) */
+    int causal_br;          /* bottom-right: per sequence, kv_len - q_len */
+    int causal_off;         /* the offset without per-sequence lengths */
     cl_mem q, k, v, o;
+    struct tensor_layout ql, kl, vl, ol;
+    int contiguous;         /* every layout is the contiguous one */
+    cl_mem lse;             /* fp32 [B, H, Nq] out, or NULL */
+    cl_mem kv_lens, q_lens; /* uint32 [B], or NULL */
     cl_uint num_wait;
     const cl_event *wait_list;
     cl_event *done;         /* may be NULL */

@@ -95,6 +95,7 @@ void clattn_close(clattn_ctx **pctx)
     if (ctx->last)
         clReleaseEvent(ctx->last);
     naive_state_release(&ctx->naive);
+    fused_state_release(&ctx->fused);
     program_cache_release(&ctx->programs);
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);

@@ -4,8 +4,10 @@
 
 #include "clattn/types.h"
 
-/* `opts`, or the defaults written into `storage` when opts is NULL. */
-const clattn_options *clattn_options_or_default(const clattn_options *opts,
-                                                clattn_options *storage);
+/* The caller's options as this library's struct: NULL gives the defaults; a
+ * struct from an older header (smaller struct_size) gets the defaults for
+ * the fields it does not have. CLATTN_EINVAL when struct_size is 0 or below
+ * the first version's (the struct was not set up by clattn_default_options). */
+int options_resolve(const clattn_options *in, clattn_options *out);
 
 #endif

@@ -1,11 +1,57 @@
-/* The fused path (see fused.h): kernel choice, tile planning, enqueue. */
+/* The fused path (see fused.h): kernel choice, tile and split planning,
+ * the split workspace, enqueue. */
 #include <stdio.h>
 #include <string.h>
 
 #include "context/context.h"
-#include "fused/fused.h"
 #include "context/program.h"
+#include "fused/fused.h"
 #include "tune/tune.h"
+
+struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p)
+{
+    return (struct fused_variant){
+        .group = c->shape->heads / c->shape->kv_heads,
+        .causal = c->causal,
+        .causal_br = c->causal_br,
+        .lse = c->lse != NULL,
+        .split = p->splits > 1,
+        .kv_lens = c->kv_lens != NULL || c->opts->kv_lens != NULL,
+        .q_lens = c->q_lens != NULL || c->opts->q_lens != NULL,
+    };
+}
+
+void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
+{
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap > len ? cap - len : 0,
+             " -DGROUP=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DLSE_OUT=%d -DSPLIT=%d -DKV_LENS=%d "
+             "-DQ_LENS=%d", v->group, v->causal, v->causal_br, v->lse, v->split, v->kv_lens,
+             v->q_lens);
+}
+
+/* The build options of kernel `k` for call `c` and plan `p`. */
+static void build_options(const struct attention_call *c, const struct fused_plan *p,
+                          char *buf, size_t cap)
+{
+    p->kernel->options(c->shape, p, buf, cap);
+    const struct fused_variant v = fused_variant_of(c, p);
+    fused_variant_options(&v, buf, cap);
+}
+
+/* A call on the probe shape: contiguous, no mask, nothing extra. */
+static void probe_call(const clattn_shape *s, struct attention_call *c, clattn_options *opts)
+{
+    clattn_default_options(opts);
+    *c = (struct attention_call){ .shape = s, .opts = opts, .scale = 1.0f };
+    c->ql = (struct tensor_layout){ 0, (uint64_t)s->heads * s->q_len * s->head_dim,
+                                    (uint64_t)s->q_len * s->head_dim, s->head_dim };
+    c->kl = (struct tensor_layout){ 0, (uint64_t)s->kv_heads * s->kv_len * s->head_dim,
+                                    (uint64_t)s->kv_len * s->head_dim, s->head_dim };
+    c->vl = c->kl;
+    c->ol = c->ql;
+    c->contiguous = 1;
+}
 
 /* Builds the kernel's probe variant once per context: a compiler that
  * rejects it (inline PTX on a driver without it, say) rules the kernel out. */
@@ -17,16 +63,19 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     if (*state == PROBE_FAILED)
         return 0;
     const clattn_shape *s = k->probe_shape;
-    struct fused_plan plan = { .kernel = k };
-    char options[256];
+    struct attention_call c;
+    clattn_options opts;
+    probe_call(s, &c, &opts);
+    struct fused_plan plan = { .kernel = k, .splits = 1 };
+    char options[384];
     cl_program prog;
     int rc = CLATTN_EINVAL;
     if (k->default_tiles)
-        k->default_tiles(&ctx->dev, s, &plan.tiles);
+        k->default_tiles(&ctx->dev, s, s->q_len, &plan.tiles);
     else
         plan.tiles = k->candidates[0];
     if (k->configure(&ctx->dev, s, &plan) == CLATTN_OK) {
-        k->options(s, 0, &plan, options, sizeof options);
+        build_options(&c, &plan, options, sizeof options);
         rc = program_get(ctx, k->file, options, &prog);
     }
     *state = rc < 0 ? PROBE_FAILED : PROBE_BUILDS;
@@ -37,23 +86,25 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     return rc >= 0;
 }
 
-const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k, const clattn_shape *s)
+const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k,
+                             const struct attention_call *c)
 {
-    const char *why = k->cannot_run(&ctx->dev, s);
+    const char *why = k->cannot_run(&ctx->dev, c);
     if (why)
         return why;
     return probe_builds(ctx, k) ? NULL : ctx->fused.probe_failure[k->id];
 }
 
 /* The asked kernel, or AUTO's choice: the first of the table that can run. */
-static int choose_kernel(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
                          struct fused_plan *plan)
 {
+    const clattn_options *opts = c->opts;
     if (opts->fused_kernel != CLATTN_FUSED_AUTO) {
         const struct fused_kernel *k = fused_kernel_by_id(opts->fused_kernel);
         if (!k)
             return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
-        const char *why = fused_cannot_run(ctx, k, s);
+        const char *why = fused_cannot_run(ctx, k, c);
         if (why)
             return clattn_fail(CLATTN_EUNSUPPORTED, "fused kernel %s: %s", k->name, why);
         plan->kernel = k;
@@ -61,8 +112,8 @@ static int choose_kernel(clattn_ctx *ctx, const clattn_shape *s, const clattn_op
     }
     for (size_t i = 0; i < fused_kernel_count; i++) {
         const struct fused_kernel *k = fused_kernels[i];
-        if (k->cannot_run(&ctx->dev, s))
-            continue; /* not this device's or shape's kernel: nothing to say */
+        if (k->cannot_run(&ctx->dev, c))
+            continue; /* not this device's or call's kernel: nothing to say */
         if (!probe_builds(ctx, k)) {
             if (!plan->note[0])
                 snprintf(plan->note, sizeof plan->note, "%s kernel unavailable: %.120s", k->name,
@@ -72,7 +123,7 @@ static int choose_kernel(clattn_ctx *ctx, const clattn_shape *s, const clattn_op
         plan->kernel = k;
         return CLATTN_OK;
     }
-    return clattn_fail(CLATTN_EUNSUPPORTED, "no fused kernel runs this shape on %s",
+    return clattn_fail(CLATTN_EUNSUPPORTED, "no fused kernel runs this call on %s",
                        ctx->dev.label);
 }
 
@@ -86,14 +137,16 @@ static int try_tiles(const struct device_facts *dev, const clattn_shape *s,
 }
 
 /* The kernel's own tiles: its default, else the first candidate that fits. */
-static int default_plan(const struct device_facts *dev, const clattn_shape *s,
+static int default_plan(const struct device_facts *dev, const clattn_shape *s, size_t rows,
                         const clattn_options *opts, struct fused_plan *plan)
 {
     const struct fused_kernel *k = plan->kernel;
     if (k->default_tiles) {
         struct fused_tiles t;
-        k->default_tiles(dev, s, &t);
-        return try_tiles(dev, s, opts, t, plan);
+        k->default_tiles(dev, s, rows, &t);
+        if (try_tiles(dev, s, opts, t, plan) == CLATTN_OK)
+            return CLATTN_OK;
+        clattn_clear_error();
     }
     int rc = CLATTN_EUNSUPPORTED;
     for (size_t i = 0; i < k->n_candidates; i++)
@@ -104,52 +157,175 @@ static int default_plan(const struct device_facts *dev, const clattn_shape *s,
 
 /* Tiles: the caller's when both are given, else clattn tune's record (set
  * aside, with a note, when the kernel cannot take it), else the default. */
-static int plan_tiles(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-                      struct fused_plan *plan)
+static int plan_tiles(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
 {
+    const clattn_shape *s = c->shape;
+    const clattn_options *opts = c->opts;
     const struct fused_kernel *k = plan->kernel;
+    const size_t rows = s->heads / s->kv_heads * s->q_len;
     struct fused_tiles tuned;
     const char *file = "";
     if (!(opts->block_m && opts->block_n) &&
-        tune_lookup(ctx, k->name, s->dtype, s->head_dim, opts->causal != CLATTN_CAUSAL_NONE,
-                    &tuned.bm, &tuned.bn, &file)) {
+        tune_lookup(ctx, k->name, s->dtype, s->head_dim, c->causal, &tuned.bm, &tuned.bn,
+                    &file)) {
         if (try_tiles(&ctx->dev, s, opts, tuned, plan) == CLATTN_OK)
             return CLATTN_OK;
         snprintf(plan->note, sizeof plan->note, "tuned tiles %zux%zu in %.60s ignored: %.60s",
                  tuned.bm, tuned.bn, file, clattn_last_error_detail());
         clattn_clear_error();
     }
-    return default_plan(&ctx->dev, s, opts, plan);
+    return default_plan(&ctx->dev, s, rows, opts, plan);
 }
 
-int fused_plan(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-               struct fused_plan *plan)
+/* Enough work-groups to fill the device: a GPU wants about 64 resident
+ * threads per compute unit's worth of work several times over; a CPU a few
+ * groups per core. */
+static size_t target_groups(const struct device_facts *dev, size_t local)
+{
+    const size_t cus = dev->compute_units ? dev->compute_units : 1;
+    if (dev->is_cpu)
+        return 4 * cus;
+    size_t per_cu = 2048 / (local ? local : 1);
+    return cus * (per_cu < 2 ? 2 : per_cu > 16 ? 16 : per_cu);
+}
+
+#define SPLITS_MAX 128
+
+/* Split-KV: when the row tiles alone cannot fill the device, each
+ * sequence's keys go to several groups, each chunk at least two key blocks. */
+static void plan_splits(const struct device_facts *dev, const struct attention_call *c,
+                        struct fused_plan *plan)
+{
+    const clattn_shape *s = c->shape;
+    const size_t bn = plan->tiles.bn;
+    const size_t blocks = (s->kv_len + bn - 1) / bn;
+    const size_t groups = plan->n_rtiles * s->batch * s->kv_heads;
+    size_t splits = c->opts->split_kv;
+    if (splits == 0) {
+        const size_t target = target_groups(dev, plan->local);
+        splits = groups >= target ? 1 : (target + groups - 1) / groups;
+        if (splits > blocks / 2)
+            splits = blocks / 2;
+    }
+    if (splits > blocks)
+        splits = blocks;
+    if (splits > SPLITS_MAX)
+        splits = SPLITS_MAX;
+    if (splits < 1)
+        splits = 1;
+    const size_t per = (blocks + splits - 1) / splits;
+    plan->split_keys = per * bn;
+    plan->splits = (s->kv_len + plan->split_keys - 1) / plan->split_keys;
+}
+
+int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    int rc = choose_kernel(ctx, s, opts, plan);
-    return rc < 0 ? rc : plan_tiles(ctx, s, opts, plan);
+    int rc = choose_kernel(ctx, c, plan);
+    if (rc < 0 || (rc = plan_tiles(ctx, c, plan)) < 0)
+        return rc;
+    const clattn_shape *s = c->shape;
+    const size_t rows = s->heads / s->kv_heads * s->q_len;
+    plan->n_rtiles = (rows + plan->tiles.bm - 1) / plan->tiles.bm;
+    plan_splits(&ctx->dev, c, plan);
+    return CLATTN_OK;
+}
+
+/* The split workspace of `plan`: partial outputs and (max, sum) per chunk
+ * and row, fp32. */
+static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan,
+                            uint64_t bytes[2])
+{
+    const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len * plan->splits;
+    bytes[0] = plan->splits > 1 ? rows * s->head_dim * 4 : 0;
+    bytes[1] = plan->splits > 1 ? rows * 2 * 4 : 0;
+}
+
+int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
+{
+    struct fused_plan plan;
+    uint64_t b[2];
+    int rc = fused_plan(ctx, c, &plan);
+    if (rc < 0)
+        return rc;
+    workspace_bytes(c->shape, &plan, b);
+    *bytes = b[0] + b[1];
+    return CLATTN_OK;
+}
+
+/* The workspace buffers, kept between calls; a larger request replaces them. */
+static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[2], cl_mem out[2])
+{
+    struct fused_state *f = &ctx->fused;
+    for (int i = 0; i < 2; i++) {
+        if (f->part[i] && f->part_bytes[i] >= bytes[i]) {
+            out[i] = f->part[i];
+            continue;
+        }
+        if (f->part[i])
+            clReleaseMemObject(f->part[i]);
+        f->part[i] = NULL;
+        f->part_bytes[i] = 0;
+        cl_int err;
+        f->part[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes[i], NULL, &err);
+        if (err != CL_SUCCESS) {
+            f->part[i] = NULL;
+            fused_state_release(f);
+            return clattn_fail_cl(err, "clCreateBuffer(split-KV workspace)");
+        }
+        f->part_bytes[i] = bytes[i];
+        out[i] = f->part[i];
+    }
+    return CLATTN_OK;
+}
+
+void fused_state_release(struct fused_state *f)
+{
+    for (int i = 0; i < 2; i++) {
+        if (f->part[i])
+            clReleaseMemObject(f->part[i]);
+        f->part[i] = NULL;
+        f->part_bytes[i] = 0;
+    }
+}
+
+static void note_plan(const struct attention_call *c, const struct fused_plan *plan)
+{
+    clattn_run_info *info = c->info;
+    snprintf(info->kernel, sizeof info->kernel, "fused/%s %zux%zu", plan->kernel->name,
+             plan->tiles.bm, plan->tiles.bn);
+    info->splits = (uint32_t)plan->splits;
+    if (plan->note[0] && !info->note[0])
+        snprintf(info->note, sizeof info->note, "%s", plan->note);
+    else if (plan->note[0])
+        snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), "; %s",
+                 plan->note);
 }
 
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     struct fused_plan plan;
-    int rc = fused_plan(ctx, c->shape, c->opts, &plan);
+    int rc = fused_plan(ctx, c, &plan);
     if (rc < 0)
         return rc;
-    snprintf(c->info->kernel, sizeof c->info->kernel, "fused/%s %zux%zu", plan.kernel->name,
-             plan.tiles.bm, plan.tiles.bn);
-    if (plan.note[0] && !c->info->note[0])
-        snprintf(c->info->note, sizeof c->info->note, "%s", plan.note);
-    else if (plan.note[0])
-        snprintf(c->info->note + strlen(c->info->note),
-                 sizeof c->info->note - strlen(c->info->note), "; %s", plan.note);
-    char options[256];
-    plan.kernel->options(c->shape, c->causal, &plan, options, sizeof options);
+    note_plan(c, &plan);
+    cl_mem part[2] = { NULL, NULL };
+    uint64_t bytes[2];
+    workspace_bytes(c->shape, &plan, bytes);
+    if (plan.splits > 1) {
+        if ((rc = workspace_get(ctx, bytes, part)) < 0)
+            return rc;
+        c->info->allocated_bytes = bytes[0] + bytes[1];
+    }
+    char options[384];
+    build_options(c, &plan, options, sizeof options);
     cl_kernel kern;
     rc = kernel_get(ctx, plan.kernel->file, options, FUSED_ENTRY, &kern);
     if (rc < 0)
         return rc;
-    rc = plan.kernel->launch(ctx, c, &plan, kern);
+    rc = fused_launch(ctx, c, &plan, kern, part[0], part[1], plan.splits > 1 ? NULL : c->done);
     clReleaseKernel(kern);
+    if (rc >= 0 && plan.splits > 1)
+        rc = fused_combine(ctx, c, &plan, part[0], part[1]);
     return rc;
 }

@@ -1,11 +1,14 @@
 /* The fused path: S never reaches global memory. It chooses a kernel from
  * the table (fused/kernel.h), plans its tiles (asked, tuned or default) and
- * launches it. */
+ * its key split (split-KV), and launches it, then the combine where the
+ * keys were split. */
 #ifndef CLATTN_SRC_FUSED_FUSED_H
 #define CLATTN_SRC_FUSED_FUSED_H
 
-#include "fused/kernel.h"
+#include <stdint.h>
+
 #include "context/call.h"
+#include "fused/kernel.h"
 
 /* Probe builds per context, indexed by clattn_fused_kernel. */
 #define FUSED_IDS_MAX 16
@@ -14,19 +17,27 @@ enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 struct fused_state {
     signed char probe[FUSED_IDS_MAX];
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
+    cl_mem part[2];                         /* split-KV workspace: partial O, (max, sum) */
+    uint64_t part_bytes[2];
 };
 
-/* The kernel and tiles the fused path would use for `s` with `opts`; a
+/* The kernel, tiles and split the fused path would use for call `c`; a
  * kernel AUTO passed over for a failed probe is named in plan->note. */
-int fused_plan(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-               struct fused_plan *plan);
+int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan);
 
-/* Why `kernel` cannot run `s` on the context's device (its predicate, then
- * its probe build), or NULL if it can. The text lives in the context. */
+/* Why `kernel` cannot run call `c` on the context's device (its predicate,
+ * then its probe build), or NULL if it can. The text lives in the context. */
 const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *kernel,
-                             const clattn_shape *s);
+                             const struct attention_call *c);
+
+/* Device bytes the fused path holds for `c` beyond Q, K, V, O: the split
+ * workspace, kept between calls. */
+int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes);
 
 /* Plans and enqueues the call. */
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *call);
+
+/* Frees the split workspace. */
+void fused_state_release(struct fused_state *state);
 
 #endif

@@ -12,17 +12,20 @@
 #include "context/call.h"
 
 struct fused_tiles {
-    size_t bm, bn; /* query rows per work-group, keys per block */
+    size_t bm, bn; /* packed rows per work-group, keys per block */
 };
 
-/* A kernel configured for one shape: its tiles and what follows from them. */
+/* A kernel configured for one call: its tiles and what follows from them. */
 struct fused_plan {
     const struct fused_kernel *kernel;
     struct fused_tiles tiles;
     size_t local;           /* work-items per group */
-    size_t threads_per_row; /* portable: work-items per query row */
+    size_t threads_per_row; /* portable: work-items per row */
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
+    size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
+    size_t splits;          /* key chunks (split-KV); 1: none */
+    size_t split_keys;      /* keys per chunk, a multiple of BN */
     char note[160];         /* why tuned tiles were set aside, "" otherwise */
 };
 
@@ -31,9 +34,9 @@ struct fused_kernel {
     clattn_fused_kernel id; /* the public enum value */
     const char *file;       /* its cl/ source */
     const char *summary;    /* one line, for clattn devices */
-    /* Why it cannot run `s` on this device, or NULL (decided before any
-     * build). */
-    const char *(*cannot_run)(const struct device_facts *dev, const clattn_shape *s);
+    /* Why it cannot run call `c` on this device (its shape, layouts), or
+     * NULL; decided before any build. */
+    const char *(*cannot_run)(const struct device_facts *dev, const struct attention_call *c);
     /* A shape whose build proves that the compiler takes the kernel (NULL:
      * any OpenCL C 1.2 compiler does). The probe builds a real variant,
      * with the options the launch would use. */
@@ -42,29 +45,45 @@ struct fused_kernel {
      * that configures wins when default_tiles is NULL. */
     const struct fused_tiles *candidates;
     size_t n_candidates;
-    /* Tiles when neither the caller nor clattn tune chose them (may be NULL). */
-    void (*default_tiles)(const struct device_facts *dev, const clattn_shape *s,
+    /* Tiles when neither the caller nor clattn tune chose them (may be
+     * NULL). `rows` is the packed rows per (sequence, key/value head):
+     * H / Hkv x Nq, 1 to a few for decoding. */
+    void (*default_tiles)(const struct device_facts *dev, const clattn_shape *s, size_t rows,
                           struct fused_tiles *out);
     /* Checks plan->tiles for `s` on this device and fills the rest of the
      * plan; CLATTN_EINVAL or CLATTN_EUNSUPPORTED naming why not. */
     int (*configure)(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan);
-    /* The build options of a configured plan: the probe's and the launch's. */
-    void (*options)(const clattn_shape *s, int causal, const struct fused_plan *plan, char *buf,
-                    size_t cap);
-    /* Sets the arguments of the built kernel and enqueues it. */
-    int (*launch)(clattn_ctx *ctx, const struct attention_call *call,
-                  const struct fused_plan *plan, cl_kernel kernel);
+    /* The kernel's own build options for a configured plan (the tiles);
+     * fused_variant_options adds what every kernel takes. */
+    void (*options)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
 };
+
+/* What a call asks of a kernel beyond its tiles: cl/fused_grid.clh's -D
+ * options. */
+struct fused_variant {
+    size_t group;  /* H / Hkv */
+    int causal, causal_br, lse, split, kv_lens, q_lens;
+};
+
+/* The variant of call `c` with plan `p`. */
+struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p);
+/* " -DGROUP=... -DCAUSAL=..." appended to buf[0..cap). */
+void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap);
 
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
 
-/* The launch of kernels that take the standard argument list (q, k, v, o,
- * n_q, n_k, heads, group, n_qblocks, scale_log2, causal_off) on a grid of
- * ceil(Nq / BM) x B x H groups of plan->local work-items. */
-int fused_launch_standard(clattn_ctx *ctx, const struct attention_call *call,
-                          const struct fused_plan *plan, cl_kernel kernel);
+/* Enqueues a built fused kernel on cl/fused_grid.clh's argument list, a
+ * grid of row tiles x chunks x B x Hkv groups of plan->local work-items;
+ * the split workspace (or NULL) is the chunks' outputs. */
+int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
+                 const struct fused_plan *plan, cl_kernel kernel, cl_mem part_o, cl_mem part_ml,
+                 cl_event *done);
+
+/* Enqueues cl/combine.cl, which finishes the rows of a split call. */
+int fused_combine(clattn_ctx *ctx, const struct attention_call *call,
+                  const struct fused_plan *plan, cl_mem part_o, cl_mem part_ml);
 
 /* The table, in AUTO's order of preference. */
 extern const struct fused_kernel *const fused_kernels[];

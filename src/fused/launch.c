@@ -1,35 +1,122 @@
-/* The launch shared by the fused kernels that take the standard arguments. */
+/* Launching the fused kernels (cl/fused_grid.clh's argument list) and the
+ * split-KV combine (cl/combine.cl). */
+#include <stdio.h>
+
 #include "context/context.h"
+#include "context/program.h"
 #include "fused/kernel.h"
 
-int fused_launch_standard(clattn_ctx *ctx, const struct attention_call *c,
-                          const struct fused_plan *plan, cl_kernel kern)
+/* Kernel arguments in order; a failure is reported once, for the kernel. */
+struct args {
+    cl_kernel kernel;
+    cl_uint next;
+    cl_int err;
+};
+
+static void arg(struct args *a, size_t size, const void *value)
+{
+    if (a->err == CL_SUCCESS)
+        a->err = clSetKernelArg(a->kernel, a->next, size, value);
+    a->next++;
+}
+
+static void arg_mem(struct args *a, cl_mem m)
+{
+    arg(a, sizeof m, &m); /* a NULL buffer is a NULL pointer */
+}
+
+static void arg_u64(struct args *a, uint64_t v)
+{
+    cl_ulong x = v;
+    arg(a, sizeof x, &x);
+}
+
+static void arg_u32(struct args *a, size_t v)
+{
+    cl_uint x = (cl_uint)v;
+    arg(a, sizeof x, &x);
+}
+
+static void arg_layout(struct args *a, const struct tensor_layout *l)
+{
+    arg_u64(a, l->offset);
+    arg_u64(a, l->batch);
+    arg_u64(a, l->head);
+    arg_u64(a, l->token);
+}
+
+int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
+                 cl_kernel kern, cl_mem part_o, cl_mem part_ml, cl_event *done)
 {
     const clattn_shape *s = c->shape;
-    const size_t n_qblocks = (s->q_len + plan->tiles.bm - 1) / plan->tiles.bm;
-    cl_uint nq = (cl_uint)s->q_len, nk = (cl_uint)s->kv_len, heads = (cl_uint)s->heads;
-    cl_uint group = (cl_uint)(s->heads / s->kv_heads), nqb = (cl_uint)n_qblocks;
-    cl_float scale_log2 = c->scale * 1.44269504088896341f; /* exp(x) = exp2(x log2 e) */
-    cl_int off = c->causal_off;
-    cl_int err = 0;
-    cl_uint i = 0;
-    err |= clSetKernelArg(kern, i++, sizeof(cl_mem), &c->q);
-    err |= clSetKernelArg(kern, i++, sizeof(cl_mem), &c->k);
-    err |= clSetKernelArg(kern, i++, sizeof(cl_mem), &c->v);
-    err |= clSetKernelArg(kern, i++, sizeof(cl_mem), &c->o);
-    err |= clSetKernelArg(kern, i++, sizeof nq, &nq);
-    err |= clSetKernelArg(kern, i++, sizeof nk, &nk);
-    err |= clSetKernelArg(kern, i++, sizeof heads, &heads);
-    err |= clSetKernelArg(kern, i++, sizeof group, &group);
-    err |= clSetKernelArg(kern, i++, sizeof nqb, &nqb);
-    err |= clSetKernelArg(kern, i++, sizeof scale_log2, &scale_log2);
-    err |= clSetKernelArg(kern, i++, sizeof off, &off);
-    if (err != CL_SUCCESS)
-        return clattn_fail(CLATTN_ECL, "clSetKernelArg(%s) failed", plan->kernel->name);
-    size_t local = plan->local, global = n_qblocks * s->batch * s->heads * local;
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, c->num_wait,
-                                 c->wait_list, c->done);
+    struct args a = { kern, 0, CL_SUCCESS };
+    const cl_float scale_log2 = c->scale * 1.44269504088896341f; /* exp(x) = exp2(x log2 e) */
+    arg_mem(&a, c->q);
+    arg_mem(&a, c->k);
+    arg_mem(&a, c->v);
+    arg_mem(&a, c->o);
+    arg_mem(&a, c->lse);
+    arg_mem(&a, part_o);
+    arg_mem(&a, part_ml);
+    arg_mem(&a, c->kv_lens);
+    arg_mem(&a, c->q_lens);
+    arg_layout(&a, &c->ql);
+    arg_layout(&a, &c->kl);
+    arg_layout(&a, &c->vl);
+    arg_layout(&a, &c->ol);
+    arg_u32(&a, s->batch);
+    arg_u32(&a, s->q_len);
+    arg_u32(&a, s->kv_len);
+    arg_u32(&a, s->heads);
+    arg_u32(&a, s->kv_heads);
+    arg_u32(&a, plan->n_rtiles);
+    arg_u32(&a, plan->splits);
+    arg_u32(&a, plan->split_keys);
+    arg(&a, sizeof scale_log2, &scale_log2);
+    if (a.err != CL_SUCCESS)
+        return clattn_fail_cl(a.err, "clSetKernelArg(" FUSED_ENTRY ")");
+    size_t local = plan->local;
+    size_t global = plan->n_rtiles * plan->splits * s->batch * s->kv_heads * local;
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, c->num_wait,
+                                        c->wait_list, done);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "clEnqueueNDRangeKernel(" FUSED_ENTRY ")");
     return CLATTN_OK;
+}
+
+int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
+                  cl_mem part_o, cl_mem part_ml)
+{
+    const clattn_shape *s = c->shape;
+    size_t wg = 32;
+    while (wg < s->head_dim)
+        wg *= 2;
+    char options[192];
+    snprintf(options, sizeof options,
+             "-DD=%zu -DWG=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d -DQ_LENS=%d -DLSE_OUT=%d%s",
+             s->head_dim, wg, c->causal, c->causal_br, c->kv_lens != NULL, c->q_lens != NULL,
+             c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    cl_kernel kern;
+    int rc = kernel_get(ctx, "combine.cl", options, "attention_combine", &kern);
+    if (rc < 0)
+        return rc;
+    struct args a = { kern, 0, CL_SUCCESS };
+    arg_mem(&a, c->o);
+    arg_mem(&a, c->lse);
+    arg_mem(&a, part_o);
+    arg_mem(&a, part_ml);
+    arg_mem(&a, c->kv_lens);
+    arg_mem(&a, c->q_lens);
+    arg_layout(&a, &c->ol);
+    arg_u32(&a, s->batch);
+    arg_u32(&a, s->q_len);
+    arg_u32(&a, s->kv_len);
+    arg_u32(&a, s->heads);
+    arg_u32(&a, plan->splits);
+    cl_int err = a.err;
+    size_t global = s->batch * s->heads * s->q_len * wg;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &wg, 0, NULL, c->done);
+    clReleaseKernel(kern);
+    return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "attention_combine");
 }

@@ -6,14 +6,26 @@
 #include "core/error.h"
 #include "fused/kernel.h"
 
-static const char *cannot_run(const struct device_facts *dev, const clattn_shape *s)
+/* cp.async copies 16-byte chunks of Q, K and V rows, and O is written in
+ * half2 words: every row must start on such a boundary. */
+static int aligned(const struct tensor_layout *l, uint64_t elems)
 {
+    return l->offset % elems == 0 && l->batch % elems == 0 && l->head % elems == 0 &&
+           l->token % elems == 0;
+}
+
+static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
+{
+    const clattn_shape *s = c->shape;
     if (dev->nv_cc < 80)
         return "needs an NVIDIA device of compute capability 8.0 or newer";
     if (s->dtype != CLATTN_F16)
         return "needs fp16 storage";
     if (s->head_dim != 64 && s->head_dim != 128 && s->head_dim != 256)
         return "needs d = 64, 128 or 256";
+    if (!aligned(&c->ql, 8) || !aligned(&c->kl, 8) || !aligned(&c->vl, 8) || !aligned(&c->ol, 2))
+        return "needs Q, K and V rows on 16-byte boundaries and O rows on 4-byte ones "
+               "(offsets and strides multiples of 8 and 2 elements)";
     return NULL;
 }
 
@@ -29,19 +41,26 @@ static size_t local_bytes(size_t bm, size_t bn, size_t d)
 
 static const struct fused_tiles candidates[] = {
     { 64, 32 }, { 64, 64 }, { 64, 128 }, { 128, 32 }, { 128, 64 }, { 128, 128 },
-    { 256, 32 }, { 256, 64 },
+    { 256, 32 }, { 256, 64 }, { 16, 64 }, { 16, 128 }, { 32, 64 },
 };
 
 /* The fastest measured on an H200 (B=4 H=16 N=4096 fp16, docs/PERFORMANCE.md),
  * causal or not. BM = 128 is two 16-row tiles per warp for d <= 128 (4
  * warps), one per warp at d = 256 (8 warps), whose accumulators would not
  * fit twice. */
-static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
                           struct fused_tiles *out)
 {
     (void)dev;
     out->bm = 128;
     out->bn = s->head_dim == 128 ? 64 : 128;
+    /* Decoding: as few 16-row tiles as the packed rows need. */
+    if (rows <= 16)
+        out->bm = 16;
+    else if (rows <= 32)
+        out->bm = 32;
+    else if (rows <= 64)
+        out->bm = 64;
 }
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,
@@ -49,9 +68,11 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
-    if (bm % 64 || bm == 0 || bm > 256 || bn % 16 || bn == 0 || bn > 256)
-        return clattn_fail(CLATTN_EINVAL, "tensor-core tiles need BM a multiple of 64 up to 256 "
-                           "and BN a multiple of 16 up to 256 (asked %zux%zu)", bm, bn);
+    if (bm % 16 || bm == 0 || bm > 256 || (bm > 32 && bm % 64) || bn % 16 || bn == 0 ||
+        bn > 256)
+        return clattn_fail(CLATTN_EINVAL, "tensor-core tiles need BM of 16, 32 or a multiple of "
+                           "64 up to 256, and BN a multiple of 16 up to 256 (asked %zux%zu)", bm,
+                           bn);
     if (local_bytes(bm, bn, d) > LOCAL_MAX)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tensor-core tile %zux%zu needs %zu B of local "
                            "memory for d=%zu", bm, bn, local_bytes(bm, bn, d), d);
@@ -64,11 +85,10 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     return CLATTN_OK;
 }
 
-static void options(const clattn_shape *s, int causal, const struct fused_plan *plan, char *buf,
-                    size_t cap)
+static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu -DCAUSAL=%d", s->head_dim,
-             plan->tiles.bn, plan->warps, plan->m_tiles, causal);
+    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu", s->head_dim, plan->tiles.bn,
+             plan->warps, plan->m_tiles);
 }
 
 static const clattn_shape probe_shape = { 1, 1, 1, 64, 64, 64, CLATTN_F16 };
@@ -85,5 +105,4 @@ const struct fused_kernel fused_nv_mma = {
     .default_tiles = default_tiles,
     .configure = configure,
     .options = options,
-    .launch = fused_launch_standard,
 };

@@ -17,11 +17,25 @@ static size_t round_up(size_t x, size_t m)
     return (x + m - 1) / m * m;
 }
 
-static const char *cannot_run(const struct device_facts *dev, const clattn_shape *s)
+static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
+{
+    (void)dev;
+    (void)c;
+    return NULL;
+}
+
+/* Decoding packs few rows per (sequence, key/value head): a tile of that
+ * many rows (a power of two, at least 4) with more work-items per row; else
+ * the candidates' first fit. */
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
+                          struct fused_tiles *out)
 {
     (void)dev;
     (void)s;
-    return NULL;
+    size_t bm = 4;
+    while (bm < rows && bm < 64)
+        bm *= 2;
+    *out = (struct fused_tiles){ bm, 64 };
 }
 
 /* Larger tiles reuse each K/V load over more queries; the defaults take the
@@ -58,12 +72,11 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     return CLATTN_OK;
 }
 
-static void options(const clattn_shape *s, int causal, const struct fused_plan *plan, char *buf,
-                    size_t cap)
+static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu -DCAUSAL=%d%s",
+    snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu%s",
              s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
-             plan->threads_per_row, causal, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             plan->threads_per_row, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
 const struct fused_kernel fused_portable = {
@@ -74,7 +87,7 @@ const struct fused_kernel fused_portable = {
     .cannot_run = cannot_run,
     .candidates = candidates,
     .n_candidates = sizeof candidates / sizeof candidates[0],
+    .default_tiles = default_tiles,
     .configure = configure,
     .options = options,
-    .launch = fused_launch_standard,
 };

@@ -38,16 +38,43 @@ void naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, c
         snprintf(buf, cap, "%s+%s", a, b);
 }
 
-int naive_extra_bytes(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, uint64_t *bytes)
+/* Which tensors go through a contiguous copy: a layout the GEMMs cannot
+ * take, or K and V of sequences with their own lengths (a GEMM reads every
+ * key; the copy holds zeros past each sequence's). Bit i: Q, K, V, O. */
+static unsigned packed_tensors(const struct attention_call *c)
 {
+    const clattn_shape *s = c->shape;
+    const int lens = c->kv_lens || c->opts->kv_lens;
+    unsigned m = 0;
+    m |= !layout_is_contiguous(&c->ql, s->heads, s->q_len, s->head_dim) << 0;
+    m |= (lens || !layout_is_contiguous(&c->kl, s->kv_heads, s->kv_len, s->head_dim)) << 1;
+    m |= (lens || !layout_is_contiguous(&c->vl, s->kv_heads, s->kv_len, s->head_dim)) << 2;
+    m |= !layout_is_contiguous(&c->ol, s->heads, s->q_len, s->head_dim) << 3;
+    return m;
+}
+
+/* Bytes of the contiguous copy of tensor i (Q, K, V, O). */
+static uint64_t packed_bytes(const clattn_shape *s, int i)
+{
+    const uint64_t e = clattn_dtype_size(s->dtype);
+    return (i == 1 || i == 2 ? clattn_shape_kv_elems(s) : clattn_shape_q_elems(s)) * e;
+}
+
+int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
+{
+    const clattn_shape *s = c->shape;
     struct gemm_desc qk, pv;
     uint64_t a = 0, b = 0;
     naive_gemms(s, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, &qk, &pv);
-    int rc = gemm_temp_bytes(ctx, &qk, use_clblast, &a);
+    int rc = gemm_temp_bytes(ctx, &qk, c->opts->use_clblast, &a);
     if (rc >= 0)
-        rc = gemm_temp_bytes(ctx, &pv, use_clblast, &b);
+        rc = gemm_temp_bytes(ctx, &pv, c->opts->use_clblast, &b);
     /* CLBlast frees one GEMM's temporaries before the next allocates. */
     *bytes = a > b ? a : b;
+    const unsigned packed = packed_tensors(c);
+    for (int i = 0; i < 4; i++)
+        if (packed & (1u << i))
+            *bytes += packed_bytes(s, i);
     return rc;
 }
 
@@ -64,20 +91,26 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
     char per_item_opt[32] = "";
     if (per_item <= 32)
         snprintf(per_item_opt, sizeof per_item_opt, " -DPER_ITEM=%zu", per_item);
-    char opts[128];
-    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d%s%s", wg, c->causal,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "", per_item_opt);
+    char opts[192];
+    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d -DQ_LENS=%d "
+             "-DLSE_OUT=%d%s%s", wg, c->causal, c->causal_br, c->kv_lens != NULL,
+             c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
+             per_item_opt);
     cl_kernel kern;
     int rc = kernel_get(ctx, "softmax.cl", opts, "softmax_rows", &kern);
     if (rc < 0)
         return rc;
-    cl_uint nq = (cl_uint)s->q_len, nk = (cl_uint)s->kv_len;
+    cl_uint nq = (cl_uint)s->q_len, nk = (cl_uint)s->kv_len, heads = (cl_uint)s->heads;
     cl_int off = c->causal_off;
     cl_int err = clSetKernelArg(kern, 0, sizeof(cl_mem), &scores);
     err |= clSetKernelArg(kern, 1, sizeof(cl_mem), &probs);
     err |= clSetKernelArg(kern, 2, sizeof nq, &nq);
     err |= clSetKernelArg(kern, 3, sizeof nk, &nk);
-    err |= clSetKernelArg(kern, 4, sizeof off, &off);
+    err |= clSetKernelArg(kern, 4, sizeof heads, &heads);
+    err |= clSetKernelArg(kern, 5, sizeof off, &off);
+    err |= clSetKernelArg(kern, 6, sizeof(cl_mem), &c->kv_lens);
+    err |= clSetKernelArg(kern, 7, sizeof(cl_mem), &c->q_lens);
+    err |= clSetKernelArg(kern, 8, sizeof(cl_mem), &c->lse);
     size_t rows = s->batch * s->heads * s->q_len;
     size_t global = rows * wg;
     if (err == CL_SUCCESS)
@@ -88,33 +121,38 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
     return CLATTN_OK;
 }
 
-/* The S and P buffers stay with the context between calls (as a framework's
- * caching allocator keeps them): allocating 2 x 8 GiB per call would time the
- * allocator, not attention. A larger request replaces them; the in-order
- * queue keeps one call's use ahead of the next one's. */
+/* The workspace stays with the context between calls (as a framework's
+ * caching allocator keeps it): allocating 2 x 8 GiB for S and P per call
+ * would time the allocator, not attention. A larger request replaces a
+ * buffer; the in-order queue keeps one call's use ahead of the next one's. */
 static int scratch_get(clattn_ctx *ctx, int which, size_t bytes, cl_mem *out)
 {
-    if (ctx->naive.scratch[which] && ctx->naive.scratch_bytes[which] >= bytes) {
-        *out = ctx->naive.scratch[which];
+    static const char *const names[NAIVE_SCRATCH] = {
+        "clCreateBuffer(S)", "clCreateBuffer(P)", "clCreateBuffer(Q copy)",
+        "clCreateBuffer(K copy)", "clCreateBuffer(V copy)", "clCreateBuffer(O copy)",
+    };
+    struct naive_state *n = &ctx->naive;
+    if (n->scratch[which] && n->scratch_bytes[which] >= bytes) {
+        *out = n->scratch[which];
         return CLATTN_OK;
     }
-    if (ctx->naive.scratch[which]) {
-        clReleaseMemObject(ctx->naive.scratch[which]);
-        ctx->naive.scratch[which] = NULL;
-        ctx->naive.scratch_bytes[which] = 0;
+    if (n->scratch[which]) {
+        clReleaseMemObject(n->scratch[which]);
+        n->scratch[which] = NULL;
+        n->scratch_bytes[which] = 0;
     }
     cl_int err;
     cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, which ? "clCreateBuffer(P)" : "clCreateBuffer(S)");
-    ctx->naive.scratch[which] = *out = m;
-    ctx->naive.scratch_bytes[which] = bytes;
+        return clattn_fail_cl(err, names[which]);
+    n->scratch[which] = *out = m;
+    n->scratch_bytes[which] = bytes;
     return CLATTN_OK;
 }
 
 void naive_state_release(struct naive_state *n)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NAIVE_SCRATCH; i++) {
         if (n->scratch[i])
             clReleaseMemObject(n->scratch[i]);
         n->scratch[i] = NULL;
@@ -122,18 +160,77 @@ void naive_state_release(struct naive_state *n)
     }
 }
 
+/* Copies tensor i (Q, K, V) of the caller's layout into `dst`, contiguous,
+ * or (unpack) `src` contiguous into O's layout. */
+static int repack(clattn_ctx *ctx, const struct attention_call *c, int i, cl_mem src,
+                  cl_mem dst, int unpack)
+{
+    const clattn_shape *s = c->shape;
+    const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
+    const int kv = i == 1 || i == 2, lens = kv && c->kv_lens != NULL;
+    char opts[64];
+    snprintf(opts, sizeof opts, "-DUNPACK=%d -DLENS=%d%s", unpack, lens,
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    cl_kernel kern;
+    int rc = kernel_get(ctx, "repack.cl", opts, "repack", &kern);
+    if (rc < 0)
+        return rc;
+    cl_ulong off = l[i]->offset, sb = l[i]->batch, sh = l[i]->head, st = l[i]->token;
+    cl_uint heads = (cl_uint)(kv ? s->kv_heads : s->heads);
+    cl_uint n = (cl_uint)(kv ? s->kv_len : s->q_len), d = (cl_uint)s->head_dim;
+    cl_ulong count = kv ? clattn_shape_kv_elems(s) : clattn_shape_q_elems(s);
+    cl_mem lens_buf = lens ? c->kv_lens : NULL;
+    cl_int err = 0;
+    cl_uint a = 0;
+    err |= clSetKernelArg(kern, a++, sizeof src, &src);
+    err |= clSetKernelArg(kern, a++, sizeof dst, &dst);
+    err |= clSetKernelArg(kern, a++, sizeof off, &off);
+    err |= clSetKernelArg(kern, a++, sizeof sb, &sb);
+    err |= clSetKernelArg(kern, a++, sizeof sh, &sh);
+    err |= clSetKernelArg(kern, a++, sizeof st, &st);
+    err |= clSetKernelArg(kern, a++, sizeof heads, &heads);
+    err |= clSetKernelArg(kern, a++, sizeof n, &n);
+    err |= clSetKernelArg(kern, a++, sizeof d, &d);
+    err |= clSetKernelArg(kern, a++, sizeof count, &count);
+    err |= clSetKernelArg(kern, a++, sizeof lens_buf, &lens_buf);
+    /* A grid-stride loop: enough work-items to fill any device. */
+    size_t global = count < (1u << 20) ? (size_t)count : (size_t)1 << 20;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, NULL, 0, NULL, NULL);
+    clReleaseKernel(kern);
+    return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "repack");
+}
+
+/* The buffers the GEMMs read and write: the caller's, or contiguous copies
+ * (slots 2..5) of the tensors packed_tensors names, Q, K and V filled now. */
+static int operands(clattn_ctx *ctx, const struct attention_call *c, cl_mem out[4])
+{
+    const cl_mem given[4] = { c->q, c->k, c->v, c->o };
+    const unsigned packed = packed_tensors(c);
+    for (int i = 0; i < 4; i++) {
+        out[i] = given[i];
+        if (!(packed & (1u << i)))
+            continue;
+        int rc = scratch_get(ctx, 2 + i, packed_bytes(c->shape, i), &out[i]);
+        if (rc < 0 || (i < 3 && (rc = repack(ctx, c, i, given[i], out[i], 0)) < 0))
+            return rc;
+    }
+    return CLATTN_OK;
+}
+
 int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     const clattn_shape *s = c->shape;
     const size_t bytes = s->batch * s->heads * s->q_len * s->kv_len * clattn_dtype_size(s->dtype);
     const int blas = c->opts->use_clblast;
-    cl_mem scores = NULL, probs = NULL;
+    cl_mem scores = NULL, probs = NULL, ops[4];
     cl_int err;
     int rc;
 
     char names[48];
     naive_gemm_names(ctx, s, blas, names, sizeof names);
     snprintf(c->info->kernel, sizeof c->info->kernel, "naive/%s", names);
+    c->info->splits = 1;
     if (c->num_wait) {
         /* CLBlast takes no wait list: block the in-order queue instead. */
         err = clEnqueueBarrierWithWaitList(ctx->queue, c->num_wait, c->wait_list, NULL);
@@ -141,21 +238,24 @@ int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
             return clattn_fail_cl(err, "clEnqueueBarrierWithWaitList");
     }
     if ((rc = scratch_get(ctx, 0, bytes, &scores)) < 0 ||
-        (rc = scratch_get(ctx, 1, bytes, &probs)) < 0) {
+        (rc = scratch_get(ctx, 1, bytes, &probs)) < 0 || (rc = operands(ctx, c, ops)) < 0) {
         /* Nothing half-held after a failure: an allocation that failed once
-         * would otherwise pin the other buffer's memory. */
+         * would otherwise pin the other buffers' memory. */
         naive_state_release(&ctx->naive);
         return rc;
     }
-    c->info->allocated_bytes = 2 * (uint64_t)bytes;
+    for (int i = 0; i < NAIVE_SCRATCH; i++)
+        c->info->allocated_bytes += ctx->naive.scratch_bytes[i];
 
     struct gemm_desc qk, pv;
-    naive_gemms(s, c->scale, c->q, c->k, c->v, c->o, scores, probs, &qk, &pv);
+    naive_gemms(s, c->scale, ops[0], ops[1], ops[2], ops[3], scores, probs, &qk, &pv);
     rc = gemm_enqueue(ctx, &qk, blas);
     if (rc >= 0)
         rc = enqueue_softmax(ctx, c, scores, probs);
     if (rc >= 0)
         rc = gemm_enqueue(ctx, &pv, blas);
+    if (rc >= 0 && ops[3] != c->o)
+        rc = repack(ctx, c, 3, ops[3], c->o, 1);
     if (rc >= 0 && c->done) {
         err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, c->done);
         if (err != CL_SUCCESS)

@@ -11,9 +11,10 @@
 
 /* What the path keeps in a context: S and P between calls (as a framework's
  * caching allocator keeps them), and the GEMM backends' probe results. */
+#define NAIVE_SCRATCH 6
 struct naive_state {
-    cl_mem scratch[2]; /* S, P */
-    size_t scratch_bytes[2];
+    cl_mem scratch[NAIVE_SCRATCH]; /* S, P; contiguous copies of Q, K, V, O */
+    size_t scratch_bytes[NAIVE_SCRATCH];
     struct gemm_state gemm;
 };
 
@@ -28,8 +29,10 @@ void naive_gemms(const clattn_shape *s, float scale, cl_mem q, cl_mem k, cl_mem 
 void naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, char *buf,
                       size_t cap);
 
-/* Workspace bytes beyond S and P (CLBlast's temporaries). */
-int naive_extra_bytes(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, uint64_t *bytes);
+/* Workspace bytes of call `c` beyond S and P: CLBlast's temporaries, and the
+ * contiguous copies of tensors whose layout the GEMMs cannot take (or K and
+ * V of sequences with their own lengths). */
+int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes);
 
 int naive_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 

@@ -70,3 +70,39 @@ int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
     return CLATTN_OK;
 }
 
+
+/* Element i of a `dtype` array as a float. */
+static float element(const void *a, size_t i, clattn_dtype dtype)
+{
+    return dtype == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)a)[i])
+                               : ((const float *)a)[i];
+}
+
+int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1, const float *lse1,
+                 const void *o2, const float *lse2, void *o, float *lse)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG((o1 && lse1 && o2 && lse2 && o && lse) || rows == 0);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    CLATTN_CHECK_ARG(d >= 1);
+    for (size_t r = 0; r < rows; r++) {
+        const double a = lse1[r], b = lse2[r];
+        const double mx = a > b ? a : b;
+        /* A side that saw no key (-inf) weighs nothing; NaN stays NaN. */
+        const double wa = a == -INFINITY ? 0.0 : exp(a - (isnan(mx) ? a : mx));
+        const double wb = b == -INFINITY ? 0.0 : exp(b - (isnan(mx) ? b : mx));
+        const double sum = wa + wb;
+        for (size_t x = 0; x < d; x++) {
+            const size_t i = r * d + x;
+            const double out = sum == 0.0 ? 0.0
+                                          : (wa * element(o1, i, dtype) +
+                                             wb * element(o2, i, dtype)) / sum;
+            if (dtype == CLATTN_F16)
+                ((uint16_t *)o)[i] = clattn_f32_to_f16((float)out);
+            else
+                ((float *)o)[i] = (float)out;
+        }
+        lse[r] = sum == 0.0 ? -INFINITY : (float)(mx + log(sum));
+    }
+    return CLATTN_OK;
+}

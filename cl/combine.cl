@@ -1,0 +1,68 @@
+/*
+ * Split-KV's second step: each row's key chunks (written by a fused kernel
+ * with -DSPLIT=1: the unnormalised accumulator and (max, sum) per chunk, max
+ * in the log2 domain of the scaled scores) combined exactly into O and the
+ * LSE, with the semantics of cl/fused_finish.clh. One work-group per row,
+ * one work-item per output column; rows past a sequence's q_len get zeros.
+ *
+ * Build options: -DD=<head dim> -DWG=<work-items, >= D> -DCAUSAL -DCAUSAL_BR
+ * -DKV_LENS -DQ_LENS -DLSE_OUT (0|1 each), -DDTYPE_F16 (optional).
+ */
+#include "dtype.clh"
+#include "fused_finish.clh"
+
+#ifdef DTYPE_F16
+#define SCORE_LIMIT FUSED_LIMIT_F16
+#else
+#define SCORE_LIMIT FUSED_LIMIT_F32
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void attention_combine(__global store_t *o, __global float *lse, __global const float *part_o,
+                       __global const float *part_ml, __global const uint *kv_lens,
+                       __global const uint *q_lens, const ulong o_off, const ulong o_sb,
+                       const ulong o_sh, const ulong o_st, const uint batch, const uint n_q,
+                       const uint n_k, const uint heads, const uint splits)
+{
+    const ulong row = get_group_id(0), rows = (ulong)batch * heads * n_q;
+    const uint x = get_local_id(0);
+    const uint i = (uint)(row % n_q), h = (uint)(row / n_q % heads), b = (uint)(row / n_q / heads);
+    uint kv_len = n_k, q_len = n_q;
+#if KV_LENS
+    kv_len = min(kv_lens[b], n_k);
+#endif
+#if Q_LENS
+    q_len = min(q_lens[b], n_q);
+#endif
+    long end = kv_len;
+#if CAUSAL
+#if CAUSAL_BR
+    end = min(end, (long)i + ((long)kv_len - (long)q_len) + 1);
+#else
+    end = min(end, (long)i + 1);
+#endif
+#endif
+    const int live = i < q_len, sees_key = live && end > 0;
+    float mx = -INFINITY;
+    for (uint s = 0; s < splits; s++)
+        mx = fmax(mx, part_ml[2 * (s * rows + row)]);
+    float l = 0.0f, acc = 0.0f;
+    if (live && mx != -INFINITY) {
+        for (uint s = 0; s < splits; s++) {
+            const float m_s = part_ml[2 * (s * rows + row)];
+            if (m_s == -INFINITY)
+                continue; /* a chunk with no visible key */
+            const float w = exp2(m_s - mx);
+            l += part_ml[2 * (s * rows + row) + 1] * w;
+            if (x < D)
+                acc += part_o[(s * rows + row) * D + x] * w;
+        }
+    }
+    const float scale = live ? fused_row_scale(l, mx, sees_key, SCORE_LIMIT) : 0.0f;
+    if (x < D)
+        STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + x);
+#if LSE_OUT
+    if (x == 0)
+        lse[row] = live ? fused_row_lse(l, mx, sees_key, scale) : -INFINITY;
+#endif
+}

@@ -1,0 +1,157 @@
+/* Turning an entry point's arguments into a checked struct attention_call:
+ * options, layouts against the caller's buffers, per-sequence lengths. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/prepare.h"
+#include "fused/fused.h"
+
+int prepare_options(const clattn_shape *shape, const clattn_options *opts)
+{
+    int rc = clattn_shape_check(shape);
+    if (rc < 0)
+        return rc;
+    if (shape->q_len > INT32_MAX || shape->kv_len > INT32_MAX)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "sequence lengths above 2^31 - 1 are not "
+                           "supported (Nq=%zu Nk=%zu)", shape->q_len, shape->kv_len);
+    if ((unsigned)opts->causal > CLATTN_CAUSAL_BOTTOM_RIGHT)
+        return clattn_fail(CLATTN_EINVAL, "unknown causal mode %d", (int)opts->causal);
+    if ((unsigned)opts->path > CLATTN_PATH_FUSED)
+        return clattn_fail(CLATTN_EINVAL, "unknown path %d", (int)opts->path);
+    if (opts->fused_kernel != CLATTN_FUSED_AUTO && !fused_kernel_by_id(opts->fused_kernel))
+        return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
+    /* 0 asks for 1/sqrt(d); anything else must be a normal positive float,
+     * so that a scale too small for float (1e-50 rounds to 0) is refused
+     * instead of silently becoming the default. */
+    if (opts->scale != 0 && !(isnormal(opts->scale) && opts->scale > 0))
+        return clattn_fail(CLATTN_EINVAL, "scale %g is not a normal positive float (0 asks for "
+                           "1/sqrt(d))", (double)opts->scale);
+    for (size_t b = 0; opts->kv_lens && b < shape->batch; b++)
+        if (opts->kv_lens[b] > shape->kv_len)
+            return clattn_fail(CLATTN_EINVAL, "kv_lens[%zu] = %u exceeds Nk = %zu", b,
+                               opts->kv_lens[b], shape->kv_len);
+    for (size_t b = 0; opts->q_lens && b < shape->batch; b++)
+        if (opts->q_lens[b] > shape->q_len)
+            return clattn_fail(CLATTN_EINVAL, "q_lens[%zu] = %u exceeds Nq = %zu", b,
+                               opts->q_lens[b], shape->q_len);
+    return CLATTN_OK;
+}
+
+int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
+                    struct attention_call *c, uint64_t spans[4])
+{
+    const size_t h = s->heads, hk = s->kv_heads, nq = s->q_len, nk = s->kv_len, d = s->head_dim;
+    int rc;
+    if ((rc = layout_resolve(&opts->q_layout, s->batch, h, nq, d, s->dtype, "Q", &c->ql,
+                             &spans[0])) < 0 ||
+        (rc = layout_resolve(&opts->k_layout, s->batch, hk, nk, d, s->dtype, "K", &c->kl,
+                             &spans[1])) < 0 ||
+        (rc = layout_resolve(&opts->v_layout, s->batch, hk, nk, d, s->dtype, "V", &c->vl,
+                             &spans[2])) < 0 ||
+        (rc = layout_resolve(&opts->o_layout, s->batch, h, nq, d, s->dtype, "O", &c->ol,
+                             &spans[3])) < 0)
+        return rc;
+    c->contiguous = layout_is_contiguous(&c->ql, h, nq, d) &&
+                    layout_is_contiguous(&c->kl, hk, nk, d) &&
+                    layout_is_contiguous(&c->vl, hk, nk, d) &&
+                    layout_is_contiguous(&c->ol, h, nq, d);
+    return CLATTN_OK;
+}
+
+/* A caller's buffer must be a buffer of the context's OpenCL context that
+ * holds what the shape reads or writes: the kernels do not check bounds. */
+static int check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint64_t need)
+{
+    size_t size = 0;
+    cl_context owner = NULL;
+    cl_mem_object_type type = 0;
+    cl_int err = clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof type, &type, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (err != CL_SUCCESS || type != CL_MEM_OBJECT_BUFFER)
+        return clattn_fail(CLATTN_EINVAL, "%s is not an OpenCL buffer (%s)", name,
+                           err != CL_SUCCESS ? clattn_cl_status_name(err) : "not a buffer");
+    if (owner != ctx->context)
+        return clattn_fail(CLATTN_EINVAL, "buffer %s belongs to another OpenCL context", name);
+    if (size < need)
+        return clattn_fail(CLATTN_EINVAL, "buffer %s holds %zu bytes; the shape and layout "
+                           "need %llu", name, size, (unsigned long long)need);
+    return CLATTN_OK;
+}
+
+int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct attention_call *c,
+                    const uint64_t spans[4])
+{
+    CLATTN_CHECK_ARG(c->q && c->k && c->v && c->o);
+    int rc;
+    if ((rc = check_buffer(ctx, c->q, "Q", spans[0])) < 0 ||
+        (rc = check_buffer(ctx, c->k, "K", spans[1])) < 0 ||
+        (rc = check_buffer(ctx, c->v, "V", spans[2])) < 0 ||
+        (rc = check_buffer(ctx, c->o, "O", spans[3])) < 0)
+        return rc;
+    /* The kernels read K and V while other work-groups write O. */
+    if (c->o == c->k || c->o == c->v)
+        return clattn_fail(CLATTN_EINVAL, "O must not be the buffer of K or V");
+    const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len;
+    if (c->lse && (rc = check_buffer(ctx, c->lse, "LSE", rows * 4)) < 0)
+        return rc;
+    if (c->kv_lens && (rc = check_buffer(ctx, c->kv_lens, "kv_lens", s->batch * 4)) < 0)
+        return rc;
+    if (c->q_lens && (rc = check_buffer(ctx, c->q_lens, "q_lens", s->batch * 4)) < 0)
+        return rc;
+    return CLATTN_OK;
+}
+
+/* A device copy of a host array of B lengths: created (and so copied)
+ * now, released by the caller once the call's commands are enqueued. */
+static int upload(clattn_ctx *ctx, const uint32_t *lens, size_t batch, const char *name,
+                  cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                          batch * sizeof *lens, (void *)lens, &err);
+    if (err != CL_SUCCESS) {
+        char call[64];
+        snprintf(call, sizeof call, "clCreateBuffer(%s)", name);
+        return clattn_fail_cl(err, call);
+    }
+    return CLATTN_OK;
+}
+
+int prepare_lens(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                 struct attention_call *c, cl_mem owned[2])
+{
+    int rc;
+    owned[0] = owned[1] = NULL;
+    if (!c->kv_lens && opts->kv_lens) {
+        if ((rc = upload(ctx, opts->kv_lens, s->batch, "kv_lens", &owned[0])) < 0)
+            return rc;
+        c->kv_lens = owned[0];
+    }
+    if (!c->q_lens && opts->q_lens) {
+        if ((rc = upload(ctx, opts->q_lens, s->batch, "q_lens", &owned[1])) < 0)
+            return rc;
+        c->q_lens = owned[1];
+    }
+    return CLATTN_OK;
+}
+
+/* Everything a call needs but its buffers and events, in `c`. */
+int prepare_call(const clattn_shape *shape, const clattn_options *opts,
+                 struct attention_call *c, uint64_t spans[4])
+{
+    int rc = prepare_options(shape, opts);
+    if (rc < 0 || (rc = prepare_layouts(shape, opts, c, spans)) < 0)
+        return rc;
+    c->shape = shape;
+    c->opts = opts;
+    c->scale = opts->scale > 0 ? opts->scale : (float)(1.0 / sqrt((double)shape->head_dim));
+    c->causal = opts->causal != CLATTN_CAUSAL_NONE;
+    c->causal_br = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT;
+    c->causal_off = c->causal_br ? (int)shape->kv_len - (int)shape->q_len : 0;
+    return CLATTN_OK;
+}
+
