@@ -31,16 +31,15 @@
 #define SCORE_LIMIT FUSED_LIMIT_F32
 #endif
 
-/* Rows [j0, j0 + BN) of K or V into the tile; keys past `end` are zeros
- * and never read. */
-static inline void load_keys(__local float *tile, __global const store_t *src,
-                             const struct fused_place *p, uint j0, uint end, ulong off,
-                             ulong sb, ulong sh, ulong st, uint lid)
+/* Keys [j0, j0 + BN) of one head's K or V (rows `st` elements apart from
+ * `head`) into the tile; keys past `end` are zeros and never read. */
+static inline void load_keys(__local float *tile, __global const store_t *head, ulong st,
+                             uint j0, uint end, uint lid)
 {
     for (uint idx = lid; idx < BN * DP; idx += WG) {
         const uint row = idx / DP, x = idx % DP;
-        tile[row * KV_STRIDE + x] = (j0 + row < end && x < D)
-            ? LOAD(src, fused_key_index(p, j0 + row, off, sb, sh, st) + x) : 0.0f;
+        tile[row * KV_STRIDE + x] =
+            (j0 + row < end && x < D) ? LOAD(head, (j0 + row) * st + x) : 0.0f;
     }
 }
 
@@ -55,6 +54,8 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint r = lid / TPR, c = lid % TPR;
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM);
+    __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
+    __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
 
     for (uint idx = lid; idx < BM * DP; idx += WG) {
         const uint row = idx / DP, x = idx % DP;
@@ -72,7 +73,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* previous block's V reads are done */
-        load_keys(kv_tile, k, &at, j0, at.kv_end, k_off, k_sb, k_sh, k_st, lid);
+        load_keys(kv_tile, k_head, k_st, j0, at.kv_end, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         float s[S_PER_ITEM];
@@ -91,7 +92,7 @@ void attention_fused(FUSED_PARAMS(store_t))
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scores written; K no longer read */
 
-        load_keys(kv_tile, v, &at, j0, at.kv_end, v_off, v_sb, v_sh, v_st, lid);
+        load_keys(kv_tile, v_head, v_st, j0, at.kv_end, lid);
         float m_blk = -INFINITY;
         for (int j = 0; j < BN; j++)
             m_blk = fmax(m_blk, p_tile[r * P_STRIDE + j]);

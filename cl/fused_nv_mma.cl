@@ -20,8 +20,8 @@
  * -DCAUSAL=0|1.
  * Needs the NVIDIA OpenCL compiler (inline PTX); other devices use fused.cl.
  */
-#if !defined(D) || !defined(BN) || !defined(WARPS) || !defined(MT) || !defined(CAUSAL)
-#error "build with -DD -DBN -DWARPS -DMT -DCAUSAL (fused/nv_mma.c)"
+#if !defined(D) || !defined(BN) || !defined(WARPS) || !defined(MT)
+#error "build with -DD -DBN -DWARPS -DMT (fused/nv_mma.c) and fused_grid.clh's options"
 #endif
 #if D != 64 && D != 128 && D != 256
 #error "D must be 64, 128 or 256"
@@ -52,15 +52,31 @@
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 
-/* Copies rows [r0, r0 + rows) of a [n_rows, D] fp16 matrix into a swizzled
- * tile; rows past n_rows are zero-filled (source size 0). */
-static inline void load_tile(__local uint4 *tile, __global const ushort *src, uint r0,
-                             uint rows, uint n_rows, uint tid)
+/* Copies keys [j0, j0 + BN) of one head's K or V (rows `st` elements
+ * apart from `head`) into a swizzled tile; keys past `end` are zero-filled
+ * (source size 0) and never read. */
+static inline void load_keys(__local uint4 *tile, __global const ushort *head, ulong st, uint j0,
+                             uint end, uint tid)
 {
-    for (uint i = tid; i < rows * CHUNKS; i += NTHREADS) {
-        uint row = i / CHUNKS, ch = i % CHUNKS;
-        uint valid = r0 + row < n_rows;
-        __global const ushort *g = src + (size_t)(valid ? r0 + row : 0) * D + ch * 8;
+    for (uint i = tid; i < BN * CHUNKS; i += NTHREADS) {
+        const uint row = i / CHUNKS, ch = i % CHUNKS;
+        const uint valid = j0 + row < end;
+        __global const ushort *g = head + (valid ? (j0 + row) * st : 0) + ch * 8;
+        cp_async16(tile + SWZ(row, ch), g, valid ? 16u : 0u);
+    }
+}
+
+/* Copies the tile's packed query rows into the swizzled Q tile; rows past
+ * the sequence's are zero-filled. */
+static inline void load_queries(__local uint4 *tile, __global const ushort *q,
+                                const struct fused_place *p, ulong off, ulong sb, ulong sh,
+                                ulong st, uint tid)
+{
+    for (uint i = tid; i < BM * CHUNKS; i += NTHREADS) {
+        const uint row = i / CHUNKS, ch = i % CHUNKS;
+        const uint valid = p->r0 + row < p->n_rows;
+        __global const ushort *g =
+            q + (valid ? fused_row_index(p, p->r0 + row, off, sb, sh, st) : 0) + ch * 8;
         cp_async16(tile + SWZ(row, ch), g, valid ? 16u : 0u);
     }
 }
@@ -92,10 +108,7 @@ static inline float quad_sum(float x)
 }
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void attention_fused(__global const ushort *q, __global const ushort *k,
-                     __global const ushort *v, __global ushort *o,
-                     const uint n_q, const uint n_k, const uint heads, const uint group,
-                     const uint n_qblocks, const float scale_log2, const int causal_off)
+void attention_fused(FUSED_PARAMS(ushort))
 {
     __local uint4 q_tile[BM * CHUNKS];
     __local uint4 k_tile[BN * CHUNKS];
@@ -104,27 +117,29 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     const uint tid = get_local_id(0);
     const uint warp = tid / 32, lane = tid % 32;
     const uint g = lane >> 2, t = lane & 3;
-    const struct fused_place at = fused_place_of(n_qblocks, heads, group, BM);
-    const uint q0 = at.q0, bh = at.bh;
-    __global const ushort *q_head = q + (size_t)bh * n_q * D;
-    __global const ushort *k_head = k + (size_t)at.kv_head * n_k * D;
-    __global const ushort *v_head = v + (size_t)at.kv_head * n_k * D;
+    const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
+                                                 split_keys, kv_lens, q_lens, BM);
+    const uint kv_end = at.kv_end;
+    __global const ushort *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
+    __global const ushort *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
 
-    const uint kv_end = fused_kv_end(n_k, q0, BM, CAUSAL, causal_off);
-    load_tile(q_tile, q_head, q0, BM, n_q, tid);
-    if (kv_end > 0)
-        load_tile(k_tile, k_head, 0, BN, n_k, tid);
+    load_queries(q_tile, q, &at, q_off, q_sb, q_sh, q_st, tid);
+    if (at.kv_begin < kv_end)
+        load_keys(k_tile, k_head, k_st, at.kv_begin, kv_end, tid);
     cp_async_commit();
 
-    /* Rows of this thread within the head: tile mt holds rows
+    /* Packed rows of this thread within the tile's: tile mt holds rows
      * row0 + 16 mt + g ("lo") and that + 8 ("hi"). */
-    const uint row0 = q0 + warp * 16 * MT + g;
-    /* Where each of this thread's rows stops seeing keys. */
+    const uint row0 = at.r0 + warp * 16 * MT + g;
+    /* Where each of this thread's rows stops seeing keys (in this chunk). */
     uint row_end[MT][2];
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        for (int h = 0; h < 2; h++)
-            row_end[mt][h] = fused_row_end(row0 + 16 * mt + 8 * h, n_k, CAUSAL, causal_off);
+        for (int h = 0; h < 2; h++) {
+            const uint row = row0 + 16 * mt + 8 * h;
+            row_end[mt][h] = row < at.n_rows
+                ? fused_token_end(row / GROUP, at.kv_len, at.causal_off) : 0u;
+        }
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
 #pragma unroll
@@ -141,10 +156,10 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     const uint b_key = (lane & 7) + 8 * (lane >> 4), b_ch = (lane >> 3) & 1;
     const uint v_key = (lane & 7) + 8 * ((lane >> 3) & 1), v_ch = lane >> 4;
 
-    for (uint j0 = 0; j0 < kv_end; j0 += BN) {
+    for (uint j0 = at.kv_begin; j0 < kv_end; j0 += BN) {
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* K_j (and Q) ready; V_{j-1} reads done */
-        load_tile(v_tile, v_head, (uint)j0, BN, n_k, tid);
+        load_keys(v_tile, v_head, v_st, j0, kv_end, tid);
         cp_async_commit();
 
         float s[MT][NT_S][4];
@@ -176,16 +191,18 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
         /* Mask keys past Nk and, on blocks that cross the diagonal, keys
          * after each row's last visible one. Scores stay unscaled: the scale
          * is folded into the exponent below. */
-        int need_mask = j0 + BN > n_k;
+        /* A block past the chunk's end, or (causal) past the first row's
+         * last visible key, needs its scores masked. */
+        int need_mask = j0 + BN > kv_end;
 #if CAUSAL
-        need_mask |= (long)j0 + BN - 1 > (long)q0 + causal_off;
+        need_mask |= j0 + BN > fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off);
 #endif
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const int seen = fused_visible_keys(row_end[mt][h], j0, BN);
+                    const int seen = fused_visible_keys(min(row_end[mt][h], kv_end), j0, BN);
 #pragma unroll
                     for (int n = 0; n < NT_S; n++) {
                         const int col = n * 8 + 2 * (int)t;
@@ -234,7 +251,7 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* V_j ready; every warp is done with K_j */
         if (j0 + BN < kv_end)
-            load_tile(k_tile, k_head, j0 + BN, BN, n_k, tid);
+            load_keys(k_tile, k_head, k_st, j0 + BN, kv_end, tid);
         cp_async_commit();
 
 #pragma unroll
@@ -263,23 +280,45 @@ void attention_fused(__global const ushort *q, __global const ushort *k,
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
 
     /* fused_row_scale: zeros for a query that sees no key, NaN where the
-     * softmax is undefined. */
-    __global uint *o_head = (__global uint *)(o + (size_t)bh * n_q * D);
+     * softmax is undefined; rows past the sequence's write zeros. */
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const float l = quad_sum(l_run[mt][h]);
             const uint row = row0 + 16 * mt + 8 * h;
-            if (row >= n_q)
-                continue;
+            if (row >= n_q * GROUP)
+                continue; /* a row of the last tile past the tensor */
+            const int live = row < at.n_rows;
+            const float m_log2 = m_run[mt][h] * scale_log2;
+#if SPLIT
+            if (!live)
+                continue; /* cl/combine.cl writes it */
+            const ulong w = (ulong)at.split * batch * heads * n_q + fused_row_id(&at, row, heads, n_q);
+#pragma unroll
+            for (int n = 0; n < NT_O; n++) {
+                part_o[w * D + n * 8 + 2 * t] = acc[mt][n][2 * h];
+                part_o[w * D + n * 8 + 2 * t + 1] = acc[mt][n][2 * h + 1];
+            }
+            if (t == 0) {
+                part_ml[2 * w] = m_log2;
+                part_ml[2 * w + 1] = l;
+            }
+#else
             const int sees_key = row_end[mt][h] > 0;
-            const float inv = fused_row_scale(l, m_run[mt][h] * scale_log2, sees_key,
-                                              FUSED_LIMIT_F16);
+            const float inv = live ? fused_row_scale(l, m_log2, sees_key, FUSED_LIMIT_F16) : 0.0f;
+            __global uint *o_row = (__global uint *)(o + fused_row_index(&at, row, o_off, o_sb,
+                                                                         o_sh, o_st));
 #pragma unroll
             for (int n = 0; n < NT_O; n++)
-                o_head[(size_t)row * (D / 2) + (n * 8 + 2 * t) / 2] =
+                o_row[(n * 8 + 2 * t) / 2] =
                     pack_half2(acc[mt][n][2 * h] * inv, acc[mt][n][2 * h + 1] * inv);
+#if LSE_OUT
+            if (t == 0)
+                lse[fused_row_id(&at, row, heads, n_q)] =
+                    live ? fused_row_lse(l, m_log2, sees_key, inv) : -INFINITY;
+#endif
+#endif
         }
     }
 }

@@ -107,6 +107,7 @@ typedef enum clattn_fused_kernel {
     CLATTN_FUSED_AUTO = 0,
     CLATTN_FUSED_PORTABLE = 1, /* OpenCL C 1.2, any device */
     CLATTN_FUSED_NV_MMA = 2,   /* NVIDIA tensor cores (sm_80+) via inline PTX */
+    CLATTN_FUSED_CPU = 3,      /* shaped for CPUs: vectors, no local memory */
 } clattn_fused_kernel;
 
 /* Where a tensor's elements are: element (b, h, t, x) of a [B, heads, N, d]

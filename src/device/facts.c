@@ -79,7 +79,9 @@ int device_facts_read(cl_device_id dev, struct device_facts *f)
         return rc;
     f->usable_mem = (cl_ulong)capacity.value;
     f->max_alloc = (cl_ulong)largest.value;
-    f->is_cpu = (f->type & CL_DEVICE_TYPE_CPU) != 0;
+    /* A CPU, and only a CPU: oclgrind's simulated device reports every
+     * type bit and is not one to shape kernels for. */
+    f->is_cpu = (f->type & CL_DEVICE_TYPE_CPU) && !(f->type & CL_DEVICE_TYPE_GPU);
     f->vendor = vendor_of_device(dev);
     if (f->vendor != CLATTN_VENDOR_NVIDIA)
         f->nv_cc = 0;

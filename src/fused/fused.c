@@ -112,7 +112,7 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
     }
     for (size_t i = 0; i < fused_kernel_count; i++) {
         const struct fused_kernel *k = fused_kernels[i];
-        if (k->cannot_run(&ctx->dev, c))
+        if (k->cannot_run(&ctx->dev, c) || (k->not_preferred && k->not_preferred(&ctx->dev, c)))
             continue; /* not this device's or call's kernel: nothing to say */
         if (!probe_builds(ctx, k)) {
             if (!plan->note[0])

@@ -23,6 +23,7 @@ struct fused_plan {
     size_t threads_per_row; /* portable: work-items per row */
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
+    size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
@@ -37,6 +38,10 @@ struct fused_kernel {
     /* Why it cannot run call `c` on this device (its shape, layouts), or
      * NULL; decided before any build. */
     const char *(*cannot_run)(const struct device_facts *dev, const struct attention_call *c);
+    /* Why AUTO should pass it over for `c` on this device though it can run
+     * it (a CPU-shaped kernel on a GPU, say), or NULL; may be NULL. Asking
+     * for the kernel by name still runs it. */
+    const char *(*not_preferred)(const struct device_facts *dev, const struct attention_call *c);
     /* A shape whose build proves that the compiler takes the kernel (NULL:
      * any OpenCL C 1.2 compiler does). The probe builds a real variant,
      * with the options the launch would use. */

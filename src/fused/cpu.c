@@ -1,0 +1,126 @@
+/* The CPU-shaped fused kernel (cl/fused_cpu.cl): work-group size 1,
+ * explicit float16 vectors, no local memory. BM = 16 x RV packed rows per
+ * work-item, one row per SIMD lane ("rows across lanes"), or for decoding
+ * (at most 8 packed rows per key/value head) BM = DR rows with the keys
+ * across the lanes. Tiles measured on a 2-core Zen 4 under PoCL 3.1
+ * (docs/CPU_KERNEL.md): BN = 128 and the most row vectors are best or within
+ * noise of it at d = 64, 128, 256 in both dtypes; KB and XC move nothing
+ * beyond noise; decoding wants BN 128 in fp32 and 32 in fp16. */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "fused/kernel.h"
+
+#define LANES 16
+#define MAX_RV 8
+#define DECODE_ROWS 8
+#define KB 8
+/* The work-item's private arrays live on the stack of a PoCL worker thread
+ * (8 MiB by default): keep them within 1 MiB. */
+#define PRIVATE_BUDGET ((size_t)1 << 20)
+
+/* Q^T, O^T, P^T, and the fp16 K/V block, rows across lanes. */
+static size_t private_bytes(size_t rv, size_t bn, size_t d, clattn_dtype dtype)
+{
+    return 4 * (2 * rv * d * LANES + rv * bn * LANES + (dtype == CLATTN_F16 ? bn * d + d : 0));
+}
+
+/* Q, O, scores (64-byte vectors), P (floats), and the staged K/V block when
+ * fp16 or d % 16 != 0, keys across lanes. */
+static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, clattn_dtype dtype)
+{
+    size_t dv = (d + 15) / 16, staged = dtype == CLATTN_F16 || d % 16;
+    return 64 * (2 * dr * dv + dr * bn / 16 + (staged ? bn * dv : 0)) + 4 * dr * bn;
+}
+
+static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
+{
+    (void)dev;
+    (void)c;
+    return NULL; /* OpenCL C 1.2 with float16 vectors: any device */
+}
+
+static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
+{
+    (void)c;
+    return dev->is_cpu ? NULL : "shaped for CPUs";
+}
+
+static const struct fused_tiles candidates[] = {
+    { 128, 128 }, { 128, 64 }, { 128, 256 }, { 64, 128 }, { 32, 128 }, { 16, 128 },
+    { 8, 128 }, { 8, 32 }, { 4, 128 }, { 4, 32 }, { 2, 128 }, { 1, 128 },
+};
+
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
+                          struct fused_tiles *out)
+{
+    (void)dev;
+    if (rows <= DECODE_ROWS) {
+        *out = (struct fused_tiles){ rows, s->dtype == CLATTN_F16 ? 32 : 128 };
+        return;
+    }
+    size_t rv = (rows + LANES - 1) / LANES;
+    *out = (struct fused_tiles){ LANES * (rv < MAX_RV ? rv : MAX_RV), 128 };
+}
+
+static int configure_decode(const clattn_shape *s, struct fused_plan *plan)
+{
+    const size_t dr = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    if (dr > DECODE_ROWS || bn % 16 || bn == 0 || bn > 1024)
+        return clattn_fail(CLATTN_EINVAL, "the CPU decode layout needs BM <= %d and BN a "
+                           "multiple of 16 up to 1024 (asked %zux%zu)", DECODE_ROWS, dr, bn);
+    if (decode_private_bytes(dr, bn, d, s->dtype) > PRIVATE_BUDGET)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "CPU decode tile %zux%zu needs %zu B of private "
+                           "memory for d=%zu (budget %zu)", dr, bn,
+                           decode_private_bytes(dr, bn, d, s->dtype), d, PRIVATE_BUDGET);
+    const size_t dv = (d + 15) / 16, xch = 16 / dr;
+    plan->xc = xch < dv ? xch : dv;
+    return CLATTN_OK;
+}
+
+static int configure(const struct device_facts *dev, const clattn_shape *s,
+                     struct fused_plan *plan)
+{
+    (void)dev;
+    const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    plan->local = 1;
+    plan->padded_dim = d;
+    if (bm >= 1 && bm < LANES)
+        return configure_decode(s, plan);
+    if (bm % LANES || bm > MAX_RV * LANES || bn % KB || bn == 0 || bn > 1024)
+        return clattn_fail(CLATTN_EINVAL, "the CPU kernel needs BM of 1 to %d, or a multiple "
+                           "of %d up to %d, and BN a multiple of %d up to 1024 (asked %zux%zu)",
+                           DECODE_ROWS, LANES, MAX_RV * LANES, KB, bm, bn);
+    if (private_bytes(bm / LANES, bn, d, s->dtype) > PRIVATE_BUDGET)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "CPU tile %zux%zu needs %zu B of private memory "
+                           "for d=%zu (budget %zu)", bm, bn,
+                           private_bytes(bm / LANES, bn, d, s->dtype), d, PRIVATE_BUDGET);
+    plan->kb = KB;
+    plan->xc = d < 16 ? d : 16;
+    return CLATTN_OK;
+}
+
+static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
+{
+    const char *f16 = s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "";
+    if (plan->tiles.bm < LANES)
+        snprintf(buf, cap, "-DD=%zu -DDR=%zu -DBN=%zu -DXCH=%zu%s", s->head_dim, plan->tiles.bm,
+                 plan->tiles.bn, plan->xc, f16);
+    else
+        snprintf(buf, cap, "-DD=%zu -DBN=%zu -DRV=%zu -DKB=%zu -DXC=%zu%s", s->head_dim,
+                 plan->tiles.bn, plan->tiles.bm / LANES, plan->kb, plan->xc, f16);
+}
+
+const struct fused_kernel fused_cpu = {
+    .name = "cpu",
+    .id = CLATTN_FUSED_CPU,
+    .file = "fused_cpu.cl",
+    .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
+    .cannot_run = cannot_run,
+    .not_preferred = not_preferred,
+    .candidates = candidates,
+    .n_candidates = sizeof candidates / sizeof candidates[0],
+    .default_tiles = default_tiles,
+    .configure = configure,
+    .options = options,
+};
