@@ -163,6 +163,7 @@ static void test_impossible_tune_entries_are_ignored(void **state)
         clattn_default_options(&o);
         o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
         o.path = CLATTN_PATH_FUSED;
+        o.fused_kernel = CLATTN_FUSED_PORTABLE; /* the kernel the file names */
         clattn_check_result r;
         assert_int_equal(clattn_check(ctx, &s, &o, 5, &r), CLATTN_OK);
         assert_true(r.passed);
@@ -227,7 +228,10 @@ static void test_concurrent_records_are_merged(void **state)
         for (size_t d = 1; d <= 12; d++) {
             clattn_shape s = { 1, 1, 1, 40, 40, 100 * (size_t)c + d, CLATTN_F32 };
             size_t bm, bn;
-            assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
+            clattn_options o;
+            clattn_default_options(&o);
+            o.fused_kernel = CLATTN_FUSED_PORTABLE; /* the kernel the records name */
+            assert_int_equal(clattn_fused_tiles(ctx, &s, &o, &bm, &bn, NULL), CLATTN_OK);
             if (bm != 8 || bn != 8)
                 fail_msg("d=%zu lost its tuned tiles (%zux%zu)", s.head_dim, bm, bn);
         }
