@@ -67,6 +67,17 @@ static int parse_u64(const char *v, uint64_t *out)
     return 0;
 }
 
+/* A name as the driver reported it: printable, so that it reads back as it
+ * was written (a trailing '\r' is taken as a line end; found by fuzz_cache). */
+static int parse_name(const char *v, char *out, size_t size)
+{
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return -1;
+    snprintf(out, size, "%s", v);
+    return 0;
+}
+
 static int parse_double(const char *v, double *out)
 {
     char *end;
@@ -84,11 +95,11 @@ static int parse_line(char *key, const char *v, clattn_measurement *m, int *form
         return bad;
     }
     if (!strcmp(key, "device_name"))
-        return snprintf(m->device_name, sizeof m->device_name, "%s", v) < 0;
+        return parse_name(v, m->device_name, sizeof m->device_name);
     if (!strcmp(key, "driver_version"))
-        return snprintf(m->driver_version, sizeof m->driver_version, "%s", v) < 0;
+        return parse_name(v, m->driver_version, sizeof m->driver_version);
     if (!strcmp(key, "platform_version"))
-        return snprintf(m->platform_version, sizeof m->platform_version, "%s", v) < 0;
+        return parse_name(v, m->platform_version, sizeof m->platform_version);
     if (!strcmp(key, "unix_time")) {
         int bad = parse_u64(v, &u);
         m->unix_time = (int64_t)u;
