@@ -26,7 +26,7 @@ static void check_path(const struct test_case *c, clattn_path path, int use_clbl
     clattn_shape s = test_case_shape(c);
     clattn_options o;
     clattn_default_options(&o);
-    o.causal = c->causal;
+    test_case_options(c, &o);
     o.path = path;
     o.use_clblast = use_clblast;
     clattn_check_result r;
@@ -72,7 +72,8 @@ static void test_naive_clblast_split(void **state)
     (void)state;
     char names[64];
     /* B*Hkv = 8 GEMMs of S[32 x 32]: 1024 elements each, 2 per call. */
-    const struct test_case c = { 2, 8, 4, 16, 32, 16, CLATTN_F32, CLATTN_CAUSAL_TOP_LEFT };
+    const struct test_case c = { .b = 2, .h = 8, .hkv = 4, .nq = 16, .nk = 32, .d = 16,
+                                 .dtype = CLATTN_F32, .causal = CLATTN_CAUSAL_TOP_LEFT };
     clattn_shape s = test_case_shape(&c);
     assert_int_equal(setenv("CLATTN_CLBLAST_INDEX_LIMIT", "3000", 1), 0);
     assert_int_equal(clattn_describe_kernels(ctx, &s, NULL, NULL, 0, names, sizeof names),

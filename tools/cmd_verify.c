@@ -1,6 +1,7 @@
 /* clattn verify: the naive and fused paths on the device against the CPU
  * reference, over the built-in shapes (tools/cases.h) or given ones. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,10 +14,14 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: clattn verify [--device SEL] [--path naive|fused|both] [--seed N]\n"
             "                     [--kernel auto|NAME]\n"
-            "                     [--shape B,H,Hkv,Nq,Nk,d --dtype fp32|fp16 --causal MODE]\n"
+            "                     [--shape B,H,Hkv,Nq,Nk,d --dtype fp32|fp16 --causal MODE\n"
+            "                      --split-kv N --kv-lens L0,L1,...]\n"
             "Runs each path on random inputs (output poisoned with NaN first) and\n"
             "compares with the CPU reference in double precision. Without --shape it\n"
-            "checks the built-in list of %zu shapes. Exit status 1 if any case fails.\n",
+            "checks the built-in list of %zu shapes (decoding among them). --split-kv\n"
+            "splits each sequence's keys into N chunks (0: the library's choice);\n"
+            "--kv-lens gives each sequence its own length (B of them, each <= Nk).\n"
+            "Exit status 1 if any case fails.\n",
             N_TEST_CASES);
 }
 
@@ -29,6 +34,34 @@ static int parse_shape(const char *s, struct test_case *c)
     return 0;
 }
 
+/* "L0,L1,..": one length per sequence, each at most Nk. */
+static int parse_kv_lens(const char *s, struct test_case *c)
+{
+    size_t v[TEST_CASE_MAX_BATCH], n;
+    if (c->b > TEST_CASE_MAX_BATCH) {
+        cli_error("--kv-lens takes at most %d sequences", TEST_CASE_MAX_BATCH);
+        return -1;
+    }
+    if (cli_parse_size_list(s, v, TEST_CASE_MAX_BATCH, &n) < 0 || n != c->b) {
+        cli_error("--kv-lens needs %zu lengths (one per sequence), got '%s'", c->b, s);
+        return -1;
+    }
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] > c->nk) {
+            cli_error("--kv-lens: %zu is more than Nk = %zu", v[i], c->nk);
+            return -1;
+        }
+        c->kv_lens[i] = (uint32_t)v[i];
+        any |= v[i] != 0;
+    }
+    if (!any) {
+        cli_error("--kv-lens: every length is 0 (nothing to verify)");
+        return -1;
+    }
+    return 0;
+}
+
 /* Checks one case on one path; prints a row; returns 1 if it passed, 0 if
  * not, -1 when the device faulted and the context is lost. */
 static int verify_case(clattn_ctx *ctx, const struct test_case *c, clattn_path path,
@@ -37,20 +70,29 @@ static int verify_case(clattn_ctx *ctx, const struct test_case *c, clattn_path p
     clattn_shape shape = test_case_shape(c);
     clattn_options opts;
     clattn_default_options(&opts);
-    opts.causal = c->causal;
+    test_case_options(c, &opts);
     opts.path = path;
     opts.fused_kernel = fused_kernel;
     clattn_check_result r;
     int rc = clattn_check(ctx, &shape, &opts, seed, &r);
-    printf("%-5s %-4s %-12s B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu  ", cli_path_name(path),
+    printf("%-5s %-4s %-12s B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu", cli_path_name(path),
            cli_dtype_name(c->dtype), cli_causal_name(c->causal), c->b, c->h, c->hkv, c->nq,
            c->nk, c->d);
+    if (opts.kv_lens) {
+        printf(" kv_lens=");
+        for (size_t i = 0; i < c->b; i++)
+            printf("%s%u", i ? "," : "", c->kv_lens[i]);
+    }
+    printf("  ");
     if (rc < 0) {
         printf("ERROR %s: %s\n", clattn_error_name(rc), clattn_last_error_detail());
         return rc == CLATTN_EDEVLOST ? -1 : 0;
     }
-    printf("max_abs %.2e  rel_l2 %.2e  %s%s  [%s]\n", r.max_abs, r.rel_l2,
-           r.passed ? "ok" : "FAIL", r.unwritten ? " (unwritten outputs)" : "", r.info.kernel);
+    printf("max_abs %.2e  rel_l2 %.2e  %s%s  [%s", r.max_abs, r.rel_l2, r.passed ? "ok" : "FAIL",
+           r.unwritten ? " (unwritten outputs)" : "", r.info.kernel);
+    if (r.info.splits > 1)
+        printf(", %u splits", r.info.splits);
+    printf("]\n");
     double *w = &worst[path == CLATTN_PATH_FUSED][c->dtype == CLATTN_F16];
     if (r.rel_l2 > *w)
         *w = r.rel_l2;
@@ -64,6 +106,7 @@ int cmd_verify(int argc, char **argv)
         { "seed", required_argument, 0, 's' },   { "shape", required_argument, 0, 'S' },
         { "dtype", required_argument, 0, 't' },  { "causal", required_argument, 0, 'c' },
         { "help", no_argument, 0, 'h' },         { "kernel", required_argument, 0, 'k' },
+        { "split-kv", required_argument, 0, 'x' }, { "kv-lens", required_argument, 0, 'L' },
         { 0, 0, 0, 0 },
     };
     const char *device = NULL;
@@ -71,6 +114,8 @@ int cmd_verify(int argc, char **argv)
     size_t seed = 1;
     struct test_case given = { .dtype = CLATTN_F32, .causal = CLATTN_CAUSAL_NONE };
     int have_shape = 0, opt;
+    const char *kv_lens = NULL;
+    size_t split = 0;
     clattn_fused_kernel fused_kernel = CLATTN_FUSED_AUTO;
     while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
         switch (opt) {
@@ -103,6 +148,14 @@ int cmd_verify(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'x':
+            if (cli_parse_size(optarg, &split) < 0 || split > UINT32_MAX) {
+                cli_error("bad --split-kv '%s'", optarg);
+                return 2;
+            }
+            given.split_kv = (uint32_t)split;
+            break;
+        case 'L': kv_lens = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -111,6 +164,12 @@ int cmd_verify(int argc, char **argv)
         cli_error("unexpected argument '%s'", argv[optind]);
         return 2;
     }
+    if ((kv_lens || given.split_kv) && !have_shape) {
+        cli_error("--split-kv and --kv-lens go with --shape");
+        return 2;
+    }
+    if (kv_lens && parse_kv_lens(kv_lens, &given) < 0)
+        return 2;
     clattn_ctx *ctx;
     if (cli_open(device, &ctx) < 0)
         return 1;
