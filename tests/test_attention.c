@@ -20,8 +20,8 @@
 
 static clattn_ctx *ctx;
 
-static void check_path(const struct test_case *c, clattn_path path, int use_clblast,
-                       uint64_t seed)
+static void check_kernel(const struct test_case *c, clattn_path path, int use_clblast,
+                         clattn_fused_kernel kernel, uint64_t seed)
 {
     clattn_shape s = test_case_shape(c);
     clattn_options o;
@@ -29,6 +29,7 @@ static void check_path(const struct test_case *c, clattn_path path, int use_clbl
     test_case_options(c, &o);
     o.path = path;
     o.use_clblast = use_clblast;
+    o.fused_kernel = kernel;
     clattn_check_result r;
     int rc = clattn_check(ctx, &s, &o, seed, &r);
     if (rc < 0)
@@ -41,9 +42,37 @@ static void check_path(const struct test_case *c, clattn_path path, int use_clbl
                  r.unwritten);
 }
 
+static void check_path(const struct test_case *c, clattn_path path, int use_clblast,
+                       uint64_t seed)
+{
+    check_kernel(c, path, use_clblast, CLATTN_FUSED_AUTO, seed);
+}
+
+/* Every fused kernel of the table that runs here, each on every case (a
+ * kernel AUTO does not pick on this device is still one a caller can ask
+ * for). */
 static void test_fused_all_cases(void **state)
 {
     (void)state;
+    clattn_kernel_info k;
+    size_t ran = 0;
+    for (size_t j = 0; clattn_fused_kernel_info(j, &k) == 0; j++) {
+        const clattn_shape one = { 1, 1, 1, 1, 1, 8, CLATTN_F32 };
+        if (clattn_fused_kernel_usable(ctx, k.id, &one, NULL, 0) != 1)
+            continue;
+        size_t cases = 0;
+        for (size_t i = 0; i < N_TEST_CASES; i++) {
+            const clattn_shape s = test_case_shape(&test_cases[i]);
+            if (clattn_fused_kernel_usable(ctx, k.id, &s, NULL, 0) != 1)
+                continue; /* e.g. a head dim the tensor-core kernel does not take */
+            check_kernel(&test_cases[i], CLATTN_PATH_FUSED, 1, k.id, 100 + i);
+            cases++;
+        }
+        if (cases < N_TEST_CASES / 2)
+            fail_msg("kernel %s ran only %zu of %zu cases", k.name, cases, N_TEST_CASES);
+        ran++;
+    }
+    assert_true(ran >= 1);
     for (size_t i = 0; i < N_TEST_CASES; i++)
         check_path(&test_cases[i], CLATTN_PATH_FUSED, 1, 100 + i);
 }

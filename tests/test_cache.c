@@ -122,16 +122,18 @@ static void test_unsafe_directory_is_refused(void **state)
     snprintf(dir, sizeof dir, "%s/clattn", home);
     assert_int_equal(mkdir(dir, 0700), 0);
     assert_int_equal(chmod(dir, 0777), 0);
-    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16, 16),
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0,
+                                        &(clattn_tiles){ 16, 16, 0 }),
                      CLATTN_EINVAL);
     assert_non_null(strstr(clattn_last_error_detail(), "writable by other users"));
     assert_int_equal(chmod(dir, 0700), 0);
-    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16, 16),
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0,
+                                        &(clattn_tiles){ 16, 16, 0 }),
                      CLATTN_OK);
     if (geteuid() == 0) {
         assert_int_equal(chown(dir, 65534, 65534), 0);
-        assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0, 16,
-                                            16), CLATTN_EINVAL);
+        assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0,
+                                            &(clattn_tiles){ 16, 16, 0 }), CLATTN_EINVAL);
         assert_non_null(strstr(clattn_last_error_detail(), "owned by uid 65534"));
         assert_int_equal(chown(dir, 0, 0), 0);
     }
@@ -140,7 +142,8 @@ static void test_unsafe_directory_is_refused(void **state)
 /* The device's tune file, written by hand. */
 static void write_tune_file(const char *text)
 {
-    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 7, 0, 8, 8),
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 7, 0,
+                                        &(clattn_tiles){ 8, 8, 0 }),
                      CLATTN_OK);
     char pattern[256], cmd[512];
     snprintf(pattern, sizeof pattern, "%s/clattn/tune-*.txt", home);
@@ -211,8 +214,8 @@ static void test_concurrent_records_are_merged(void **state)
             clattn_ctx *own = NULL;
             int bad = clattn_open(&own, NULL) != CLATTN_OK;
             for (size_t d = 1; d <= 12 && !bad; d++)
-                bad = clattn_tune_record(own, CLATTN_FUSED_PORTABLE, CLATTN_F32, 100 * c + d,
-                                         0, 8, 8) != CLATTN_OK;
+                bad = clattn_tune_record(own, CLATTN_FUSED_PORTABLE, CLATTN_F32, 100 * c + d, 0,
+                                         &(clattn_tiles){ 8, 8, 0 }) != CLATTN_OK;
             clattn_close(&own);
             _exit(bad);
         }

@@ -142,7 +142,8 @@ static void test_tuned_tiles_persist(void **state)
     assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm0, &bn0, &kernel), CLATTN_OK);
     /* Record a tile that differs from the default. */
     size_t want_m = bm0 == 16 ? 32 : 16, want_n = 16;
-    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, s.head_dim, 0, want_m, want_n),
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, s.head_dim, 0,
+                                        &(clattn_tiles){ want_m, want_n, 0 }),
                      CLATTN_OK);
     assert_int_equal(clattn_fused_tiles(ctx, &s, NULL, &bm, &bn, NULL), CLATTN_OK);
     assert_int_equal(bm, want_m);
@@ -162,8 +163,10 @@ static void test_tuned_tiles_persist(void **state)
     clattn_check_result r;
     assert_int_equal(clattn_check(ctx, &s, NULL, 3, &r), CLATTN_OK);
     assert_true(r.passed);
-    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, 0, 0, 16, 16), CLATTN_EINVAL);
-    assert_int_equal(clattn_tune_record(NULL, kernel, s.dtype, 24, 0, 16, 16), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record(ctx, kernel, s.dtype, 0, 0,
+                                        &(clattn_tiles){ 16, 16, 0 }), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record(NULL, kernel, s.dtype, 24, 0,
+                                        &(clattn_tiles){ 16, 16, 0 }), CLATTN_EINVAL);
     clattn_close(&ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

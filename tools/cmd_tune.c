@@ -17,14 +17,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
             "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
-            "                   [--kernel auto|all|NAME] [--tiles BMxBN,...] [--no-check]\n"
+            "                   [--kernel auto|all|NAME] [--tiles BMxBN[xTM],...] [--no-check]\n"
             "                   [--no-save]\n"
             "Times every tile candidate of a fused kernel per head dim (median of\n"
             "repetitions, kernel profiling events) and records the fastest for this\n"
             "device, unless --no-save. --kernel picks the kernel: the one AUTO runs\n"
             "(default), every kernel of the table that runs here (all), or one by name.\n"
             "Each candidate is first checked against the CPU reference; --no-check skips\n"
-            "that (for timing experimental kernels only, and implies --no-save).\n");
+            "that (for timing experimental kernels only, and implies --no-save).\n"
+            "--tiles replaces the kernel's candidates; TM is the rows per work-item of\n"
+            "a register-tiled kernel (tiled).\n");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -83,7 +85,8 @@ struct tune_settings {
     size_t n_tiles;
 };
 
-/* Parses "128x64,64x32". */
+/* Parses "128x64,64x32,64x64x4" (BMxBN, or BMxBNxTM for a register-tiled
+ * kernel's rows per work-item). */
 static int parse_tiles(const char *s, struct tune_settings *t)
 {
     char buf[256];
@@ -93,14 +96,26 @@ static int parse_tiles(const char *s, struct tune_settings *t)
     t->n_tiles = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        size_t bm, bn;
+        size_t bm, bn, tm = 0;
         char end;
-        if (t->n_tiles == CLATTN_KERNEL_CANDIDATES_MAX ||
-            sscanf(tok, "%zux%zu%c", &bm, &bn, &end) != 2 || !bm || !bn)
+        int n = sscanf(tok, "%zux%zux%zu%c", &bm, &bn, &tm, &end);
+        if (n == 2 && strchr(tok, 'x') != strrchr(tok, 'x'))
+            return -1; /* "64x64x" */
+        if (t->n_tiles == CLATTN_KERNEL_CANDIDATES_MAX || (n != 2 && n != 3) || !bm || !bn ||
+            (n == 3 && !tm))
             return -1;
-        t->tiles[t->n_tiles++] = (clattn_tiles){ bm, bn };
+        t->tiles[t->n_tiles++] = (clattn_tiles){ bm, bn, tm };
     }
     return t->n_tiles ? 0 : -1;
+}
+
+/* "64x64", or "64x64x4" with rows per work-item. */
+static void tile_name(const clattn_tiles *t, char *buf, size_t cap)
+{
+    if (t->rows_per_item)
+        snprintf(buf, cap, "%zux%zux%zu", t->block_m, t->block_n, t->rows_per_item);
+    else
+        snprintf(buf, cap, "%zux%zu", t->block_m, t->block_n);
 }
 
 /* Whether the context was lost to a device fault (tune then stops). */
@@ -145,7 +160,8 @@ static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, struct tune_buff
 }
 
 /* A fast wrong tile must never win: check it first on a shape that is not
- * a multiple of it, with grouped heads and the same mask. */
+ * a multiple of it, with grouped heads and the same mask. 0 if it passed, 1
+ * if it computed something wrong, a CLATTN_E* code if it did not run. */
 static int check_tile(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
                       uint64_t seed, double *rel_l2)
 {
@@ -154,7 +170,7 @@ static int check_tile(clattn_ctx *ctx, const clattn_shape *s, const clattn_optio
     clattn_check_result chk;
     int rc = clattn_check(ctx, &small, o, seed, &chk);
     *rel_l2 = rc < 0 ? 0 : chk.rel_l2;
-    return rc < 0 ? rc : chk.passed ? 0 : -1;
+    return rc < 0 ? rc : chk.passed ? 0 : 1;
 }
 
 /* The candidates to time for `kernel`: --tiles, else the table's. */
@@ -181,23 +197,30 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     o.path = CLATTN_PATH_FUSED;
     o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
     o.fused_kernel = kernel;
-    size_t bm0 = 0, bn0 = 0;
-    if (clattn_fused_tiles(ctx, s, &o, &bm0, &bn0, NULL) < 0)
-        bm0 = bn0 = 0; /* nothing configures without a choice: none is "current" */
+    clattn_fused_plan now;
+    if (clattn_plan_fused(ctx, s, &o, &now) < 0)
+        memset(&now, 0, sizeof now); /* nothing configures without a choice: none is "current" */
     const clattn_tiles *tiles = NULL;
     clattn_kernel_info info;
     const size_t n = candidates(kernel, set, &tiles, &info);
     const double flops = attention_flops(s, causal);
     double best = 0;
-    clattn_tiles best_tile = { 0, 0 };
+    clattn_tiles best_tile = { 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         o.block_m = tiles[i].block_m;
         o.block_n = tiles[i].block_n;
-        printf("d=%-4zu %-6s %-9s %4zux%-4zu ", s->head_dim, causal ? "causal" : "full",
-               info.name, o.block_m, o.block_n);
+        o.rows_per_item = tiles[i].rows_per_item;
+        char name[48];
+        tile_name(&tiles[i], name, sizeof name);
+        printf("d=%-4zu %-6s %-9s %-11s ", s->head_dim, causal ? "causal" : "full", info.name,
+               name);
         double err = 0;
-        if (set->check && check_tile(ctx, s, &o, 1234 + i, &err) < 0) {
-            printf("WRONG or failed (rel_l2 %.2e): %s\n", err, clattn_last_error_detail());
+        const int checked = set->check ? check_tile(ctx, s, &o, 1234 + i, &err) : 0;
+        if (checked != 0) {
+            if (checked == 1)
+                printf("WRONG: rel_l2 %.2e against the reference (or unwritten outputs)\n", err);
+            else
+                printf("failed: %s\n", clattn_last_error_detail());
             if (lost(ctx))
                 return -1;
             continue;
@@ -212,7 +235,9 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
         }
         printf("%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
                set->check ? "check" : "NOT CHECKED", err,
-               o.block_m == bm0 && o.block_n == bn0 ? "  (current default)" : "");
+               o.block_m == now.block_m && o.block_n == now.block_n &&
+                       (!o.rows_per_item || o.rows_per_item == now.rows_per_item)
+                   ? "  (current default)" : "");
         fflush(stdout);
         if (best == 0 || t < best) {
             best = t;
@@ -221,11 +246,12 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     }
     if (best == 0)
         return -1;
-    printf("best d=%zu %s %s: %zux%zu, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
-           info.name, best_tile.block_m, best_tile.block_n, flops / best * 1e-12);
+    char name[48];
+    tile_name(&best_tile, name, sizeof name);
+    printf("best d=%zu %s %s: %s, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
+           info.name, name, flops / best * 1e-12);
     if (set->save && set->check) {
-        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal,
-                                    best_tile.block_m, best_tile.block_n);
+        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, &best_tile);
         if (rc < 0)
             cli_lib_error("cannot save the tuning result", rc);
     }

@@ -139,6 +139,29 @@ CLATTN_API int clattn_merge_cl(clattn_ctx *ctx, size_t rows, size_t d, clattn_dt
                                cl_mem lse, cl_uint num_wait, const cl_event *wait_list,
                                cl_event *done);
 
+/* What the fused path would run for a shape and options on the context's
+ * device (clattn_plan_fused): the model's causal block accounting and its
+ * decode traffic depend on the tiles and the split. */
+typedef struct clattn_fused_plan {
+    clattn_fused_kernel kernel; /* the kernel AUTO (or opts) picks */
+    size_t block_m;             /* packed query rows per work-group: the query
+                                 * heads of one KV head times their tokens */
+    size_t block_n;             /* keys per block */
+    size_t rows_per_item;       /* register-tiled kernels: rows per work-item */
+    size_t work_group_size;
+    uint32_t splits;            /* key chunks per sequence (split-KV); 1: none */
+    size_t split_keys;          /* keys per chunk, a multiple of block_n */
+    uint64_t workspace_bytes;   /* the split's fp32 partial outputs and (max,
+                                 * sum) pairs, kept by the context */
+    char note[160];             /* why tuned tiles or a kernel were passed
+                                 * over, "" otherwise */
+} clattn_fused_plan;
+
+/* Fills *out without building or running anything (a kernel's first probe
+ * build aside). */
+CLATTN_API int clattn_plan_fused(clattn_ctx *ctx, const clattn_shape *shape,
+                                 const clattn_options *opts, clattn_fused_plan *out);
+
 /* The query and key tile sizes (BLOCK_M, BLOCK_N) the fused path uses for
  * `shape` on the context's device, and the kernel it would run (the model's
  * causal block accounting depends on them). `kernel` may be NULL. */
@@ -161,8 +184,10 @@ CLATTN_API int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shap
  * order of preference: AUTO runs the first kernel that can run a shape on
  * the device (and whose probe build succeeds there). */
 typedef struct clattn_tiles {
-    size_t block_m; /* query rows per work-group */
-    size_t block_n; /* keys per block */
+    size_t block_m;       /* query rows per work-group */
+    size_t block_n;       /* keys per block */
+    size_t rows_per_item; /* register-tiled kernels: query rows each work-item
+                           * holds (0: the kernel's choice, or none) */
 } clattn_tiles;
 
 #define CLATTN_KERNEL_CANDIDATES_MAX 16
@@ -201,7 +226,7 @@ CLATTN_API int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel i
  * contexts on the same device and driver. */
 CLATTN_API int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel,
                                   clattn_dtype dtype, size_t head_dim, int causal,
-                                  size_t block_m, size_t block_n);
+                                  const clattn_tiles *tiles);
 
 typedef struct clattn_check_result {
     double max_abs, rel_l2;         /* errors against the reference */

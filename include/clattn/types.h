@@ -108,6 +108,7 @@ typedef enum clattn_fused_kernel {
     CLATTN_FUSED_PORTABLE = 1, /* OpenCL C 1.2, any device */
     CLATTN_FUSED_NV_MMA = 2,   /* NVIDIA tensor cores (sm_80+) via inline PTX */
     CLATTN_FUSED_CPU = 3,      /* shaped for CPUs: vectors, no local memory */
+    CLATTN_FUSED_TILED = 4,    /* register-tiled GEMM-like, OpenCL C 1.2: GPUs of any vendor */
 } clattn_fused_kernel;
 
 /* Where a tensor's elements are: element (b, h, t, x) of a [B, heads, N, d]
@@ -143,6 +144,8 @@ typedef struct clattn_options {
                         * where it supports the dtype on the device */
     size_t block_m;    /* fused query rows per work-group; 0: tuned or default */
     size_t block_n;    /* fused keys per block; 0: tuned or default */
+    size_t rows_per_item; /* register-tiled fused kernels: query rows per
+                           * work-item; 0: tuned or default */
     /* Split-KV (flash-decoding): the fused path splits each sequence's keys
      * into this many chunks, run by separate work-groups and combined
      * exactly. 0 (default): the library chooses (none when the query tiles

@@ -41,6 +41,29 @@ int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape, const clattn_
     return CLATTN_OK;
 }
 
+int clattn_plan_fused(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
+                      clattn_fused_plan *out)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(ctx && shape && out);
+    clattn_options resolved;
+    struct fused_plan plan;
+    int rc = options_resolve(opts, &resolved);
+    if (rc < 0 || (rc = query_plan(ctx, shape, &resolved, &plan)) < 0)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->kernel = plan.kernel->id;
+    out->block_m = plan.tiles.bm;
+    out->block_n = plan.tiles.bn;
+    out->rows_per_item = plan.tiles.tm;
+    out->work_group_size = plan.local;
+    out->splits = (uint32_t)plan.splits;
+    out->split_keys = plan.split_keys;
+    out->workspace_bytes = fused_plan_workspace(shape, &plan);
+    snprintf(out->note, sizeof out->note, "%s", plan.note);
+    return CLATTN_OK;
+}
+
 int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
                             const clattn_options *opts, char *fused, size_t fused_cap,
                             char *naive, size_t naive_cap)
@@ -68,7 +91,7 @@ int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
 }
 
 int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
-                       size_t head_dim, int causal, size_t block_m, size_t block_n)
+                       size_t head_dim, int causal, const clattn_tiles *tiles)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(ctx);
@@ -76,11 +99,14 @@ int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype
     CLATTN_CHECK_ARG(k != NULL);
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     CLATTN_CHECK_ARG(head_dim >= 1 && head_dim <= 256);
-    CLATTN_CHECK_ARG(block_m >= 1 && block_m <= 1024 && block_n >= 1 && block_n <= 1024);
+    CLATTN_CHECK_ARG(tiles);
+    CLATTN_CHECK_ARG(tiles->block_m >= 1 && tiles->block_m <= 1024 && tiles->block_n >= 1 &&
+                     tiles->block_n <= 1024 && tiles->rows_per_item <= tiles->block_m);
     int rc = ctx_enter(ctx);
     if (rc < 0)
         return rc;
-    rc = tune_store(ctx, k->name, dtype, head_dim, causal, block_m, block_n);
+    const struct fused_tiles t = { tiles->block_m, tiles->block_n, tiles->rows_per_item };
+    rc = tune_store(ctx, k->name, dtype, head_dim, causal, &t);
     return ctx_leave_with(ctx, rc);
 }
 
@@ -113,6 +139,7 @@ int clattn_fused_kernel_info(size_t index, clattn_kernel_info *out)
     for (size_t i = 0; i < k->n_candidates && i < CLATTN_KERNEL_CANDIDATES_MAX; i++) {
         out->candidates[i].block_m = k->candidates[i].bm;
         out->candidates[i].block_n = k->candidates[i].bn;
+        out->candidates[i].rows_per_item = k->candidates[i].tm;
         out->n_candidates++;
     }
     return CLATTN_OK;

@@ -88,5 +88,6 @@ int device_facts_read(cl_device_id dev, struct device_facts *f)
     clGetPlatformInfo(f->platform, CL_PLATFORM_NAME, sizeof platform_name, platform_name, NULL);
     platform_name[sizeof platform_name - 1] = '\0';
     snprintf(f->label, sizeof f->label, "%s: %s", platform_name, f->identity.device_name);
+    f->is_pocl = strstr(platform_name, "Portable Computing Language") != NULL;
     return 0;
 }

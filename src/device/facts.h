@@ -16,6 +16,7 @@ struct device_facts {
     cl_platform_id platform;
     cl_device_type type;
     int is_cpu;                   /* CL_DEVICE_TYPE_CPU */
+    int is_pocl;                  /* the platform is PoCL (its compiler's quirks) */
     clattn_vendor vendor;
     int nv_cc;                    /* NVIDIA compute capability x 10 (90 = sm_90), else 0 */
     int fp16_advertised;          /* cl_khr_fp16 */

@@ -47,8 +47,8 @@ static const char *not_preferred(const struct device_facts *dev, const struct at
 }
 
 static const struct fused_tiles candidates[] = {
-    { 128, 128 }, { 128, 64 }, { 128, 256 }, { 64, 128 }, { 32, 128 }, { 16, 128 },
-    { 8, 128 }, { 8, 32 }, { 4, 128 }, { 4, 32 }, { 2, 128 }, { 1, 128 },
+    { 128, 128, 0 }, { 128, 64, 0 }, { 128, 256, 0 }, { 64, 128, 0 }, { 32, 128, 0 }, { 16, 128, 0 },
+    { 8, 128, 0 }, { 8, 32, 0 }, { 4, 128, 0 }, { 4, 32, 0 }, { 2, 128, 0 }, { 1, 128, 0 },
 };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
@@ -56,11 +56,11 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     if (rows <= DECODE_ROWS) {
-        *out = (struct fused_tiles){ rows, s->dtype == CLATTN_F16 ? 32 : 128 };
+        *out = (struct fused_tiles){ rows, s->dtype == CLATTN_F16 ? 32 : 128, 0 };
         return;
     }
     size_t rv = (rows + LANES - 1) / LANES;
-    *out = (struct fused_tiles){ LANES * (rv < MAX_RV ? rv : MAX_RV), 128 };
+    *out = (struct fused_tiles){ LANES * (rv < MAX_RV ? rv : MAX_RV), 128, 0 };
 }
 
 static int configure_decode(const clattn_shape *s, struct fused_plan *plan)

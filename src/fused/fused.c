@@ -133,6 +133,7 @@ static int try_tiles(const struct device_facts *dev, const clattn_shape *s,
 {
     plan->tiles.bm = opts->block_m ? opts->block_m : base.bm;
     plan->tiles.bn = opts->block_n ? opts->block_n : base.bn;
+    plan->tiles.tm = opts->rows_per_item ? opts->rows_per_item : base.tm;
     return plan->kernel->configure(dev, s, plan);
 }
 
@@ -166,8 +167,7 @@ static int plan_tiles(clattn_ctx *ctx, const struct attention_call *c, struct fu
     struct fused_tiles tuned;
     const char *file = "";
     if (!(opts->block_m && opts->block_n) &&
-        tune_lookup(ctx, k->name, s->dtype, s->head_dim, c->causal, &tuned.bm, &tuned.bn,
-                    &file)) {
+        tune_lookup(ctx, k->name, s->dtype, s->head_dim, c->causal, &tuned, &file)) {
         if (try_tiles(&ctx->dev, s, opts, tuned, plan) == CLATTN_OK)
             return CLATTN_OK;
         snprintf(plan->note, sizeof plan->note, "tuned tiles %zux%zu in %.60s ignored: %.60s",
@@ -239,6 +239,13 @@ static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len * plan->splits;
     bytes[0] = plan->splits > 1 ? rows * s->head_dim * 4 : 0;
     bytes[1] = plan->splits > 1 ? rows * 2 * 4 : 0;
+}
+
+uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan)
+{
+    uint64_t b[2];
+    workspace_bytes(s, plan, b);
+    return b[0] + b[1];
 }
 
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)

@@ -30,6 +30,9 @@ int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_pla
 const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *kernel,
                              const struct attention_call *c);
 
+/* The split workspace bytes of `plan` for shape `s` (0 without a split). */
+uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan);
+
 /* Device bytes the fused path holds for `c` beyond Q, K, V, O: the split
  * workspace, kept between calls. */
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes);

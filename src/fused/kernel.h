@@ -10,10 +10,8 @@
 
 #include "device/facts.h"
 #include "context/call.h"
+#include "fused/tiles.h"
 
-struct fused_tiles {
-    size_t bm, bn; /* packed rows per work-group, keys per block */
-};
 
 /* A kernel configured for one call: its tiles and what follows from them. */
 struct fused_plan {
@@ -24,6 +22,7 @@ struct fused_plan {
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
+    size_t tx;              /* tiled: work-items sharing a row (TM is tiles.tm) */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */

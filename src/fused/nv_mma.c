@@ -40,8 +40,8 @@ static size_t local_bytes(size_t bm, size_t bn, size_t d)
 }
 
 static const struct fused_tiles candidates[] = {
-    { 64, 32 }, { 64, 64 }, { 64, 128 }, { 128, 32 }, { 128, 64 }, { 128, 128 },
-    { 256, 32 }, { 256, 64 }, { 16, 64 }, { 16, 128 }, { 32, 64 },
+    { 64, 32, 0 }, { 64, 64, 0 }, { 64, 128, 0 }, { 128, 32, 0 }, { 128, 64, 0 }, { 128, 128, 0 },
+    { 256, 32, 0 }, { 256, 64, 0 }, { 16, 64, 0 }, { 16, 128, 0 }, { 32, 64, 0 },
 };
 
 /* The fastest measured on an H200 (B=4 H=16 N=4096 fp16, docs/PERFORMANCE.md),

@@ -35,13 +35,13 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
     size_t bm = 4;
     while (bm < rows && bm < 64)
         bm *= 2;
-    *out = (struct fused_tiles){ bm, 64 };
+    *out = (struct fused_tiles){ bm, 64, 0 };
 }
 
 /* Larger tiles reuse each K/V load over more queries; the defaults take the
  * first that fits the device. */
 static const struct fused_tiles candidates[] = {
-    { 64, 64 }, { 64, 32 }, { 32, 32 }, { 32, 16 }, { 16, 16 }, { 16, 8 }, { 8, 8 }, { 4, 4 },
+    { 64, 64, 0 }, { 64, 32, 0 }, { 32, 32, 0 }, { 32, 16, 0 }, { 16, 16, 0 }, { 16, 8, 0 }, { 8, 8, 0 }, { 4, 4, 0 },
 };
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,

@@ -4,11 +4,12 @@
 
 #include "fused/kernel.h"
 
-extern const struct fused_kernel fused_nv_mma, fused_cpu, fused_portable;
+extern const struct fused_kernel fused_nv_mma, fused_cpu, fused_tiled, fused_portable;
 
 const struct fused_kernel *const fused_kernels[] = {
     &fused_nv_mma,
     &fused_cpu,
+    &fused_tiled,
     &fused_portable,
 };
 const size_t fused_kernel_count = sizeof fused_kernels / sizeof fused_kernels[0];

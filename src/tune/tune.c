@@ -26,14 +26,13 @@ static void load_once(clattn_ctx *ctx)
 }
 
 int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-                int causal, size_t *block_m, size_t *block_n, const char **file)
+                int causal, struct fused_tiles *tiles, const char **file)
 {
     load_once(ctx);
     const struct tune_entry *e = tune_find(&ctx->tune, kernel, dtype, head_dim, causal);
     if (!e)
         return 0;
-    *block_m = e->block_m;
-    *block_n = e->block_n;
+    *tiles = e->tiles;
     if (file)
         *file = ctx->tune.path;
     return 1;
@@ -68,11 +67,11 @@ out:
 }
 
 int tune_store(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-               int causal, size_t block_m, size_t block_n)
+               int causal, const struct fused_tiles *tiles)
 {
     load_once(ctx);
     struct tune_entry e = { .dtype = dtype, .head_dim = head_dim, .causal = causal != 0,
-                            .block_m = block_m, .block_n = block_n };
+                            .tiles = *tiles };
     if (snprintf(e.kernel, sizeof e.kernel, "%s", kernel) >= (int)sizeof e.kernel)
         return clattn_fail(CLATTN_EINVAL, "kernel name %s too long", kernel);
     if (tune_put(&ctx->tune, &e) < 0)

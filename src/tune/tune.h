@@ -2,7 +2,8 @@
  * records the fastest per (kernel, dtype, d, causal); the kernel planners
  * look them up before their defaults. One small text file per device under
  * the cache directory, one line per entry:
- *     <kernel name> <dtype 0|1> <d> <causal 0|1> <block_m> <block_n>
+ *     <kernel name> <dtype 0|1> <d> <causal 0|1> <block_m> <block_n> [<tm>]
+ * (tm: rows per work-item of a register-tiled kernel; absent means 0)
  * The file only suggests: a planner that finds an entry its kernel cannot
  * take ignores it (and says so), so a corrupt file costs speed, not runs. */
 #ifndef CLATTN_SRC_TUNE_TUNE_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "clattn/clattn.h"
+#include "fused/tiles.h"
 
 #define TUNE_ENTRIES_MAX 64
 #define TUNE_KERNEL_NAME_MAX 24
@@ -20,7 +22,7 @@ struct tune_entry {
     clattn_dtype dtype;
     size_t head_dim;
     int causal;
-    size_t block_m, block_n;
+    struct fused_tiles tiles;
 };
 
 struct tune_state {
@@ -47,11 +49,11 @@ int tune_put(struct tune_state *t, const struct tune_entry *e);
  * and the tiles if recorded, else 0. *file (may be NULL) names the file they
  * came from, for messages. */
 int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-                int causal, size_t *block_m, size_t *block_n, const char **file);
+                int causal, struct fused_tiles *tiles, const char **file);
 
 /* Records tiles for the context and in the device's file (merged under a
  * lock with what other processes wrote meanwhile). */
 int tune_store(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-               int causal, size_t block_m, size_t block_n);
+               int causal, const struct fused_tiles *tiles);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include "tune/tune.h"
 
-#define TUNE_LINE_MAX 96
+#define TUNE_LINE_MAX 128 /* 23 + 4 + 5 numbers of up to 20 digits, spaces, newline */
 
 /* One line of the file; 0 if it is not an entry (comments, lines a newer
  * version wrote, garbage). */
@@ -15,10 +15,13 @@ static int parse_entry(const char *line, struct tune_entry *e)
     char kernel[TUNE_KERNEL_NAME_MAX];
     int dtype, causal;
     char tail;
-    if (line[0] == '#' ||
-        sscanf(line, "%23s %d %zu %d %zu %zu %c", kernel, &dtype, &e->head_dim, &causal,
-               &e->block_m, &e->block_n, &tail) != 6 ||
-        (dtype != 0 && dtype != 1) || (causal != 0 && causal != 1))
+    e->tiles.tm = 0; /* a six-column line (clattn 0.1) has none */
+    if (line[0] == '#')
+        return 0;
+    const int fields = sscanf(line, "%23s %d %zu %d %zu %zu %zu %c", kernel, &dtype, &e->head_dim,
+                              &causal, &e->tiles.bm, &e->tiles.bn, &e->tiles.tm, &tail);
+    if ((fields != 6 && fields != 7) || (dtype != 0 && dtype != 1) ||
+        (causal != 0 && causal != 1))
         return 0;
     /* A kernel table name: lower-case letters, digits and '-'. Anything else
      * (a '#' after leading white space, say) would not read back as it was
@@ -75,12 +78,13 @@ char *tune_format_text(const struct tune_state *t)
     char *text = malloc(cap);
     if (!text)
         return NULL;
-    len = (size_t)snprintf(text, cap, "# clattn tune: kernel dtype(0=fp32,1=fp16) d causal BM BN\n");
+    len = (size_t)snprintf(text, cap,
+                           "# clattn tune: kernel dtype(0=fp32,1=fp16) d causal BM BN TM\n");
     for (size_t i = 0; i < t->count && len < cap; i++) {
         const struct tune_entry *e = &t->entries[i];
-        len += (size_t)snprintf(text + len, cap - len, "%s %d %zu %d %zu %zu\n", e->kernel,
-                                e->dtype == CLATTN_F16, e->head_dim, e->causal, e->block_m,
-                                e->block_n);
+        len += (size_t)snprintf(text + len, cap - len, "%s %d %zu %d %zu %zu %zu\n", e->kernel,
+                                e->dtype == CLATTN_F16, e->head_dim, e->causal, e->tiles.bm,
+                                e->tiles.bn, e->tiles.tm);
     }
     return text;
 }

@@ -63,8 +63,9 @@ static void tune_file(const uint8_t *data, size_t size)
         require(!memcmp(&a.entries[i], &b.entries[i], sizeof a.entries[i]) ||
                     (!strcmp(a.entries[i].kernel, b.entries[i].kernel) &&
                      a.entries[i].head_dim == b.entries[i].head_dim &&
-                     a.entries[i].block_m == b.entries[i].block_m &&
-                     a.entries[i].block_n == b.entries[i].block_n),
+                     a.entries[i].tiles.bm == b.entries[i].tiles.bm &&
+                     a.entries[i].tiles.bn == b.entries[i].tiles.bn &&
+                     a.entries[i].tiles.tm == b.entries[i].tiles.tm),
                 "formatted entry reads back differently");
     free(again);
     free(text);
