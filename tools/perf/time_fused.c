@@ -1,0 +1,137 @@
+/* Times one attention call shape through the public API on device buffers,
+ * for the side-by-side scripts (tools/cpu/, tools/gpu/): an untimed warm-up
+ * call (it builds the kernels; correctness is `clattn verify`'s job), then
+ * `reps` calls enqueued back to back and timed together with clFinish on a
+ * host clock, `batches` times. Back to back, every kernel of a call (a split's
+ * combine too) and the gaps between them count, as a CUDA-event timing of a
+ * PyTorch call counts them; one figure per batch (seconds per call).
+ *
+ * usage: time_fused B,H,Hkv,Nq,Nk,d fp32|fp16 none|top-left|bottom-right
+ *                   KERNEL|auto|naive REPS [BATCHES [BMxBN[xTM] [SPLITS]]]
+ * (tiles and splits 0 or absent: the library's choice)
+ * Prints one JSON line: the per-call times of each batch, the process CPU
+ * seconds per call (robust to other jobs on a shared CPU), the kernel the
+ * library ran, its splits and tiles. Exit status 1 when a call fails. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <clattn/clattn.h>
+
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s B,H,Hkv,Nq,Nk,d fp32|fp16 none|top-left|bottom-right "
+                    "KERNEL|auto|naive REPS [BATCHES [BMxBN[xTM] [SPLITS]]]\n", argv0);
+    return 2;
+}
+
+static int fail(const char *what, int rc)
+{
+    fprintf(stderr, "time_fused: %s: %s: %s\n", what, clattn_strerror(rc),
+            clattn_last_error_detail());
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6)
+        return usage(argv[0]);
+    clattn_shape s = { 0 };
+    if (sscanf(argv[1], "%zu,%zu,%zu,%zu,%zu,%zu", &s.batch, &s.heads, &s.kv_heads, &s.q_len,
+               &s.kv_len, &s.head_dim) != 6)
+        return usage(argv[0]);
+    s.dtype = strcmp(argv[2], "fp16") ? CLATTN_F32 : CLATTN_F16;
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = !strcmp(argv[3], "top-left")       ? CLATTN_CAUSAL_TOP_LEFT
+               : !strcmp(argv[3], "bottom-right") ? CLATTN_CAUSAL_BOTTOM_RIGHT
+                                                  : CLATTN_CAUSAL_NONE;
+    if (!strcmp(argv[4], "naive"))
+        o.path = CLATTN_PATH_NAIVE;
+    else {
+        o.path = CLATTN_PATH_FUSED;
+        int rc = clattn_fused_kernel_find(argv[4], &o.fused_kernel);
+        if (rc < 0)
+            return fail("kernel", rc);
+    }
+    const int reps = atoi(argv[5]), batches = argc > 6 ? atoi(argv[6]) : 5;
+    if (reps < 1 || batches < 1)
+        return usage(argv[0]);
+    if (argc > 7 && strcmp(argv[7], "0") &&
+        sscanf(argv[7], "%zux%zux%zu", &o.block_m, &o.block_n, &o.rows_per_item) < 2)
+        return usage(argv[0]);
+    if (argc > 8)
+        o.split_kv = (uint32_t)atoi(argv[8]);
+
+    clattn_ctx *ctx;
+    int rc = clattn_open(&ctx, NULL);
+    if (rc < 0)
+        return fail("open", rc);
+    cl_context cx = clattn_cl_context(ctx);
+    const size_t es = clattn_dtype_size(s.dtype), nq = clattn_shape_q_elems(&s),
+                 nk = clattn_shape_kv_elems(&s);
+    cl_int err[4];
+    cl_mem q = clCreateBuffer(cx, CL_MEM_READ_WRITE, nq * es, NULL, &err[0]);
+    cl_mem k = clCreateBuffer(cx, CL_MEM_READ_WRITE, nk * es, NULL, &err[1]);
+    cl_mem v = clCreateBuffer(cx, CL_MEM_READ_WRITE, nk * es, NULL, &err[2]);
+    cl_mem out = clCreateBuffer(cx, CL_MEM_READ_WRITE, nq * es, NULL, &err[3]);
+    for (int i = 0; i < 4; i++)
+        if (err[i] != CL_SUCCESS) {
+            fprintf(stderr, "time_fused: clCreateBuffer: %d\n", (int)err[i]);
+            return 1;
+        }
+    /* Random inputs: a softmax over zeros is not the work being timed. */
+    if ((rc = clattn_random_fill_cl(ctx, q, nq, s.dtype, 1)) < 0 ||
+        (rc = clattn_random_fill_cl(ctx, k, nk, s.dtype, 2)) < 0 ||
+        (rc = clattn_random_fill_cl(ctx, v, nk, s.dtype, 3)) < 0)
+        return fail("random fill", rc);
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    clattn_run_info info;
+    if ((rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, NULL, &info)) < 0)
+        return fail("warm-up call", rc);
+    if (clFinish(queue) != CL_SUCCESS)
+        return fail("warm-up call", CLATTN_EDEVLOST);
+    clattn_fused_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (o.path == CLATTN_PATH_FUSED && (rc = clattn_plan_fused(ctx, &s, &o, &plan)) < 0)
+        return fail("plan", rc);
+    printf("{\"shape\": \"%s\", \"dtype\": \"%s\", \"causal\": \"%s\", \"kernel\": \"%s\", "
+           "\"splits\": %u, \"block_m\": %zu, \"block_n\": %zu, \"rows_per_item\": %zu, "
+           "\"times\": [", argv[1], argv[2], argv[3], info.kernel, info.splits, plan.block_m,
+           plan.block_n, plan.rows_per_item);
+    const double cpu0 = cpu_seconds();
+    for (int b = 0; b < batches; b++) {
+        const double t0 = now();
+        for (int r = 0; r < reps; r++)
+            if ((rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, NULL, &info)) < 0)
+                return fail("timed call", rc);
+        if (clFinish(queue) != CL_SUCCESS)
+            return fail("timed calls", CLATTN_EDEVLOST);
+        printf("%s%.6g", b ? ", " : "", (now() - t0) / reps);
+    }
+    printf("], \"cpu_per_call\": %.6g}\n", (cpu_seconds() - cpu0) / ((double)reps * batches));
+    clReleaseMemObject(q);
+    clReleaseMemObject(k);
+    clReleaseMemObject(v);
+    clReleaseMemObject(out);
+    clattn_close(&ctx);
+    return 0;
+}
