@@ -16,6 +16,7 @@
  * Build options (beside fused_grid.clh's):
  *   -DD=<head dim>  -DDP=<D rounded up to a multiple of 4 TX>
  *   -DBM -DBN -DTM -DTX   (work-group size TY * TX)
+ *   -DPREFETCH=0|1 (the next key block's loads in registers during this one)
  *   -DDTYPE_F16 (optional: half storage, float arithmetic)
  */
 #include "dtype.clh"
@@ -69,15 +70,40 @@ static inline float4 load_row4(__global const store_t *src, uint c4, float mul)
 #endif
 }
 
-/* Keys [j0, j0 + BN) of one head's K or V into `tile`; keys at or past
- * `end` are zeros (their scores are masked, their weights 0). */
-static inline void load_keys(__local float4 *tile, __global const store_t *head, ulong st,
-                             uint j0, uint end, uint lid)
+/* A block of keys [j0, j0 + BN) of K and V in registers, on its way to
+ * local memory: every load is issued before the first store, so that their
+ * latencies overlap (and, with PREFETCH, the next block's overlap the
+ * current block's arithmetic). Keys at or past `end` are zeros: their
+ * scores are masked and their weights 0. */
+#define KV_PER_ITEM ((BN * D4 + NT - 1) / NT)
+
+struct kv_regs {
+    float4 k[KV_PER_ITEM], v[KV_PER_ITEM];
+};
+
+static inline void kv_fetch(struct kv_regs *r, __global const store_t *k_head, ulong k_st,
+                            __global const store_t *v_head, ulong v_st, uint j0, uint end,
+                            uint lid)
 {
-    for (uint idx = lid; idx < BN * D4; idx += NT) {
-        const uint row = idx / D4, c4 = idx % D4;
-        tile[row * RS + c4] = j0 + row < end ? load_row4(head + (j0 + row) * st, c4, 1.0f)
-                                             : (float4)(0.0f);
+#pragma unroll
+    for (int t = 0; t < KV_PER_ITEM; t++) {
+        const uint idx = lid + t * NT, row = idx / D4, c4 = idx % D4;
+        const int in = (BN * D4 % NT == 0 || idx < BN * D4) && j0 + row < end;
+        r->k[t] = in ? load_row4(k_head + (j0 + row) * k_st, c4, 1.0f) : (float4)(0.0f);
+        r->v[t] = in ? load_row4(v_head + (j0 + row) * v_st, c4, 1.0f) : (float4)(0.0f);
+    }
+}
+
+static inline void kv_store(const struct kv_regs *r, __local float4 *k_tile,
+                            __local float4 *v_tile, uint lid)
+{
+#pragma unroll
+    for (int t = 0; t < KV_PER_ITEM; t++) {
+        const uint idx = lid + t * NT, row = idx / D4, c4 = idx % D4;
+        if (BN * D4 % NT == 0 || idx < BN * D4) {
+            k_tile[row * RS + c4] = r->k[t];
+            v_tile[row * RS + c4] = r->v[t];
+        }
     }
 }
 
@@ -127,11 +153,23 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint tile_first = at.r0 + BM <= at.n_rows
         ? min(fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off), at.kv_end) : 0u;
 
+    struct kv_regs kv;
+#if PREFETCH
+    if (at.kv_begin < at.kv_end)
+        kv_fetch(&kv, k_head, k_st, v_head, v_st, at.kv_begin, at.kv_end, lid);
+#endif
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
+#if !PREFETCH
+        kv_fetch(&kv, k_head, k_st, v_head, v_st, j0, at.kv_end, lid);
+#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
-        load_keys(k_tile, k_head, k_st, j0, at.kv_end, lid);
-        load_keys(v_tile, v_head, v_st, j0, at.kv_end, lid);
+        kv_store(&kv, k_tile, v_tile, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
+#if PREFETCH
+        /* The next block's loads fly while this block computes. */
+        if (j0 + BN < at.kv_end)
+            kv_fetch(&kv, k_head, k_st, v_head, v_st, j0 + BN, at.kv_end, lid);
+#endif
 
         float s[TM][TN];
 #pragma unroll

@@ -214,9 +214,10 @@ CLATTN_API int clattn_fused_kernel_find(const char *name, clattn_fused_kernel *o
 /* The kernel's name: "auto", a table name, or "unknown". Static. */
 CLATTN_API const char *clattn_fused_kernel_name(clattn_fused_kernel id);
 
-/* Whether kernel `id` can run `shape` on the context's device: 1, or 0 with
- * the reason in why[0..cap) (NULL-able). Builds the kernel's probe program
- * the first time. A negative code for bad arguments. */
+/* Whether kernel `id` can run `shape` on the context's device (its
+ * requirements, its probe build, and tiles that fit the device): 1, or 0
+ * with the reason in why[0..cap) (NULL-able). Builds the kernel's probe
+ * program the first time. A negative code for bad arguments. */
 CLATTN_API int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id,
                                           const clattn_shape *shape, char *why, size_t cap);
 

@@ -193,7 +193,7 @@ int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id, const cl
     uint64_t spans[4];
     if ((rc = prepare_call(shape, &opts, &c, spans)) < 0)
         return ctx_leave_with(ctx, rc);
-    const char *reason = fused_cannot_run(ctx, k, &c);
+    const char *reason = fused_cannot_plan(ctx, k, &c);
     if (why && cap)
         snprintf(why, cap, "%s", reason ? reason : "");
     ctx_leave(ctx);

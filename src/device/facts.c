@@ -58,6 +58,18 @@ static int read_extensions(cl_device_id dev, struct device_facts *f)
     return 0;
 }
 
+cl_ulong nv_static_local_bytes(int cc)
+{
+    switch (cc) {
+    case 70: case 72: return 96 * 1024;
+    case 75: return 64 * 1024;
+    case 80: case 87: return 163 * 1024;
+    case 86: case 89: return 99 * 1024;
+    case 90: return 227 * 1024; /* seen: 226 KiB arrays build and run on the H200 */
+    default: return cc > 90 ? 227 * 1024 : 0;
+    }
+}
+
 int device_facts_read(cl_device_id dev, struct device_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -89,5 +101,8 @@ int device_facts_read(cl_device_id dev, struct device_facts *f)
     platform_name[sizeof platform_name - 1] = '\0';
     snprintf(f->label, sizeof f->label, "%s: %s", platform_name, f->identity.device_name);
     f->is_pocl = strstr(platform_name, "Portable Computing Language") != NULL;
+    f->static_local_mem = f->local_mem;
+    if (f->vendor == CLATTN_VENDOR_NVIDIA && nv_static_local_bytes(f->nv_cc) > f->local_mem)
+        f->static_local_mem = nv_static_local_bytes(f->nv_cc);
     return 0;
 }

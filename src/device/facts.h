@@ -22,6 +22,9 @@ struct device_facts {
     int fp16_advertised;          /* cl_khr_fp16 */
     int subgroups_khr, subgroups_intel;
     cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
+    cl_ulong static_local_mem;    /* __local bytes a kernel may declare in arrays of
+                                   * fixed size: local_mem, except on NVIDIA, whose
+                                   * reported 48 KiB bounds __local arguments only */
     cl_ulong usable_mem;          /* memory a run may really use (device_memory_limits) */
     cl_ulong max_alloc;           /* the largest buffer the driver really allocates */
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
@@ -37,6 +40,10 @@ static inline clattn_figure figure_of(double value, clattn_source source)
     clattn_figure f = { value > 0 ? value : 0, value > 0 ? source : CLATTN_SRC_NONE };
     return f;
 }
+
+/* Static __local bytes per block on an NVIDIA GPU of compute capability
+ * `cc` (x 10) -- the opt-in shared memory ptxas accepts -- or 0 if unknown. */
+cl_ulong nv_static_local_bytes(int cc);
 
 /* Fills *out for `dev`. */
 int device_facts_read(cl_device_id dev, struct device_facts *out);

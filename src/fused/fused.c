@@ -95,38 +95,6 @@ const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k,
     return probe_builds(ctx, k) ? NULL : ctx->fused.probe_failure[k->id];
 }
 
-/* The asked kernel, or AUTO's choice: the first of the table that can run. */
-static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
-                         struct fused_plan *plan)
-{
-    const clattn_options *opts = c->opts;
-    if (opts->fused_kernel != CLATTN_FUSED_AUTO) {
-        const struct fused_kernel *k = fused_kernel_by_id(opts->fused_kernel);
-        if (!k)
-            return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
-        const char *why = fused_cannot_run(ctx, k, c);
-        if (why)
-            return clattn_fail(CLATTN_EUNSUPPORTED, "fused kernel %s: %s", k->name, why);
-        plan->kernel = k;
-        return CLATTN_OK;
-    }
-    for (size_t i = 0; i < fused_kernel_count; i++) {
-        const struct fused_kernel *k = fused_kernels[i];
-        if (k->cannot_run(&ctx->dev, c) || (k->not_preferred && k->not_preferred(&ctx->dev, c)))
-            continue; /* not this device's or call's kernel: nothing to say */
-        if (!probe_builds(ctx, k)) {
-            if (!plan->note[0])
-                snprintf(plan->note, sizeof plan->note, "%s kernel unavailable: %.120s", k->name,
-                         ctx->fused.probe_failure[k->id]);
-            continue;
-        }
-        plan->kernel = k;
-        return CLATTN_OK;
-    }
-    return clattn_fail(CLATTN_EUNSUPPORTED, "no fused kernel runs this call on %s",
-                       ctx->dev.label);
-}
-
 /* Configures `base` with the caller's BM and BN (either may be 0: keep). */
 static int try_tiles(const struct device_facts *dev, const clattn_shape *s,
                      const clattn_options *opts, struct fused_tiles base, struct fused_plan *plan)
@@ -218,17 +186,75 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     plan->splits = (s->kv_len + plan->split_keys - 1) / plan->split_keys;
 }
 
-int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
+/* Kernel `k` with its tiles and split for call `c`. */
+static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
+                       const struct fused_kernel *k, struct fused_plan *plan)
 {
+    char note[sizeof plan->note];
+    snprintf(note, sizeof note, "%s", plan->note);
     memset(plan, 0, sizeof *plan);
-    int rc = choose_kernel(ctx, c, plan);
-    if (rc < 0 || (rc = plan_tiles(ctx, c, plan)) < 0)
+    snprintf(plan->note, sizeof plan->note, "%s", note);
+    plan->kernel = k;
+    int rc = plan_tiles(ctx, c, plan);
+    if (rc < 0)
         return rc;
     const clattn_shape *s = c->shape;
     const size_t rows = s->heads / s->kv_heads * s->q_len;
     plan->n_rtiles = (rows + plan->tiles.bm - 1) / plan->tiles.bm;
     plan_splits(&ctx->dev, c, plan);
     return CLATTN_OK;
+}
+
+const char *fused_cannot_plan(clattn_ctx *ctx, const struct fused_kernel *k,
+                              const struct attention_call *c)
+{
+    const char *why = fused_cannot_run(ctx, k, c);
+    if (why)
+        return why;
+    struct fused_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (plan_kernel(ctx, c, k, &plan) == CLATTN_OK)
+        return NULL;
+    snprintf(ctx->fused.plan_failure, sizeof ctx->fused.plan_failure, "%.199s",
+             clattn_last_error_detail());
+    clattn_clear_error();
+    return ctx->fused.plan_failure;
+}
+
+/* The asked kernel, or AUTO's choice: the first of the table that can run
+ * the call and has tiles for it on this device (d = 256 may not fit a
+ * kernel's local memory where a smaller kernel's does). */
+int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    const clattn_options *opts = c->opts;
+    if (opts->fused_kernel != CLATTN_FUSED_AUTO) {
+        const struct fused_kernel *k = fused_kernel_by_id(opts->fused_kernel);
+        if (!k)
+            return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
+        const char *why = fused_cannot_run(ctx, k, c);
+        if (why)
+            return clattn_fail(CLATTN_EUNSUPPORTED, "fused kernel %s: %s", k->name, why);
+        return plan_kernel(ctx, c, k, plan);
+    }
+    char last[200] = "";
+    for (size_t i = 0; i < fused_kernel_count; i++) {
+        const struct fused_kernel *k = fused_kernels[i];
+        if (k->cannot_run(&ctx->dev, c) || (k->not_preferred && k->not_preferred(&ctx->dev, c)))
+            continue; /* not this device's or call's kernel: nothing to say */
+        if (!probe_builds(ctx, k)) {
+            if (!plan->note[0])
+                snprintf(plan->note, sizeof plan->note, "%s kernel unavailable: %.120s", k->name,
+                         ctx->fused.probe_failure[k->id]);
+            continue;
+        }
+        if (plan_kernel(ctx, c, k, plan) == CLATTN_OK)
+            return CLATTN_OK;
+        snprintf(last, sizeof last, "%s: %.180s", k->name, clattn_last_error_detail());
+        clattn_clear_error();
+    }
+    return clattn_fail(CLATTN_EUNSUPPORTED, "no fused kernel runs this call on %s%s%s",
+                       ctx->dev.label, last[0] ? "; " : "", last);
 }
 
 /* The split workspace of `plan`: partial outputs and (max, sum) per chunk

@@ -17,6 +17,7 @@ enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 struct fused_state {
     signed char probe[FUSED_IDS_MAX];
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
+    char plan_failure[200];                 /* fused_cannot_plan's last reason */
     cl_mem part[2];                         /* split-KV workspace: partial O, (max, sum) */
     uint64_t part_bytes[2];
 };
@@ -32,6 +33,12 @@ const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *kernel,
 
 /* The split workspace bytes of `plan` for shape `s` (0 without a split). */
 uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan);
+
+/* Why `kernel` cannot run call `c` here, as fused_cannot_run, or has no
+ * tiles for it on this device; NULL if it can. The text lives in the
+ * context until the next call. */
+const char *fused_cannot_plan(clattn_ctx *ctx, const struct fused_kernel *kernel,
+                              const struct attention_call *c);
 
 /* Device bytes the fused path holds for `c` beyond Q, K, V, O: the split
  * workspace, kept between calls. */

@@ -3,6 +3,8 @@
  * work-items owns BM packed rows; each work-item a TM x (BN / TX) tile of
  * scores and TM rows x DP / TX columns of the output, in registers. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "fused/kernel.h"
@@ -59,6 +61,18 @@ static const struct fused_tiles candidates[] = {
     { 32, 32, 1 },  { 16, 32, 1 },
 };
 
+/* With PREFETCH the next key block of K and V waits in registers, 8 floats
+ * per float4 pair a work-item loads: worth it while the two tiles and the
+ * block stay within what registers hold without spilling.
+ * $CLATTN_TILED_PREFETCH=0|1 overrides (for measuring it). */
+static int want_prefetch(size_t tile_regs, size_t kv_per_item)
+{
+    const char *env = getenv("CLATTN_TILED_PREFETCH");
+    if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
+        return env[0] == '1';
+    return tile_regs + 8 * kv_per_item <= 160;
+}
+
 static int configure(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan)
 {
@@ -67,7 +81,10 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         plan->tiles.tm = bm >= 16 ? bm / 16 : 1;
     const size_t tm = plan->tiles.tm, tx = threads_per_row(bn);
     const size_t max_wg = dev->max_wg < 1024 ? dev->max_wg : 1024;
-    const size_t budget = dev->local_mem > 1024 ? dev->local_mem - 1024 : dev->local_mem;
+    /* The tiles are static __local arrays: NVIDIA takes far more of them
+     * than the 48 KiB it reports. Leave room for what the compiler adds. */
+    const size_t budget = dev->static_local_mem > 1024 ? dev->static_local_mem - 1024
+                                                       : dev->static_local_mem;
     if (bm == 0 || bn < 16 || bn > 256 || bn % tx || bm % tm)
         return clattn_fail(CLATTN_EINVAL, "tiled tile %zux%zux%zu: BN must be a multiple of %zu "
                            "from 16 to 256 and BM a multiple of TM", bm, bn, tm, tx);
@@ -95,14 +112,15 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     plan->tx = tx;
     plan->padded_dim = dp;
     plan->local = nt;
+    plan->prefetch = want_prefetch(regs, (bn * dp / 4 + nt - 1) / nt);
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTM=%zu -DTX=%zu%s", s->head_dim,
-             plan->padded_dim, plan->tiles.bm, plan->tiles.bn, plan->tiles.tm, plan->tx,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTM=%zu -DTX=%zu -DPREFETCH=%d%s",
+             s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn, plan->tiles.tm,
+             plan->tx, plan->prefetch, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
 const struct fused_kernel fused_tiled = {
