@@ -1,39 +1,52 @@
 /*
  * Fused attention built like a register-tiled GEMM, OpenCL C 1.2 and no
  * extension: the portable kernel for GPUs of every vendor (and fp32 on
- * NVIDIA). Two GEMMs per key block with the online softmax between them:
+ * NVIDIA). Two GEMMs per key block with the online softmax between them,
+ * each GEMM with its own work-item layout (P passes through local memory
+ * anyway, so nothing ties them):
  *
- *   S = Q K^T   (BM x BN)    each work-item a TM x TN micro-tile in registers
- *   P = exp2(S - m)          the row maximum agreed through local memory
- *   O = O a + P V (BM x D)   each work-item the same TM rows x OC float4s
+ *   S = Q K^T  (BM x BN): work-item (ys, xs), ys < BM / TMS, xs < TXS, holds
+ *              rows ys + i BM/TMS (i < TMS) x keys xs + j TXS (j < TNS)
+ *   P = exp2(S - m)     the row maximum agreed through local memory; each
+ *              S work-item keeps its share of the row sums
+ *   O = O a + P V  (BM x D): work-item (yo, xo), yo < BM / TMO, xo < TXO,
+ *              holds rows yo + i BM/TMO (i < TMO) x float4 columns
+ *              xo + k TXO (k < OCO)
  *
- * Work-item (ty, tx), ty < TY = BM / TM, tx < TX: rows ty + i TY (i < TM),
- * score columns tx + j TX (j < TN = BN / TX), output float4 columns
- * tx + k TX (k < OC = DP / (4 TX)). Strided ownership keeps the local reads
- * of a warp / wavefront on distinct banks or one broadcast address: Q, K and
- * V rows are DP + 4 floats apart, P rows BN + 8.
+ * A GEMM micro-tile of r x c values reads r + c floats from local memory
+ * for r c FMAs; square tiles of 8 x 8 read one float per 4 FMAs, what a GPU
+ * whose local memory delivers 32 floats per clock to 128 FMA lanes needs.
+ * Strided ownership keeps the reads of a warp / wavefront on distinct banks
+ * or one broadcast address: Q, K and V rows are DP + 4 floats apart, P rows
+ * BN + PPAD.
  *
  * Build options (beside fused_grid.clh's):
- *   -DD=<head dim>  -DDP=<D rounded up to a multiple of 4 TX>
- *   -DBM -DBN -DTM -DTX   (work-group size TY * TX)
- *   -DPREFETCH=0|1 (the next key block's loads in registers during this one)
+ *   -DD=<head dim>  -DDP=<D rounded up to a multiple of 4 TXO>
+ *   -DBM -DBN -DTMS -DTXS -DTMO   (work-group size NT = BM / TMS x TXS)
+ *   -DKV_SHARED=0|1  K and V take turns in one local tile (less local
+ *                    memory, V's loads after Q K^T)
  *   -DDTYPE_F16 (optional: half storage, float arithmetic)
  */
 #include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 
-#if BM % TM || BN % TX || DP % (4 * TX) || TX % 4
-#error "BM must be a multiple of TM, BN and DP / 4 of TX, TX of 4"
-#endif
-
-#define TY (BM / TM)
-#define TN (BN / TX)
-#define NT (TY * TX)
+#define TYS (BM / TMS)
+#define TNS (BN / TXS)
+#define NT (TYS * TXS)
+#define TYO (BM / TMO)
+#define TXO (NT / TYO)
 #define D4 (DP / 4)          /* float4 columns of a row */
-#define OC (D4 / TX)         /* float4 output columns per work-item */
+#define OCO (D4 / TXO)       /* float4 output columns per work-item */
 #define RS (D4 + 1)          /* Q, K, V row stride in float4s: DP + 4 floats */
-#define PS (BN + 8)          /* P row stride in floats */
+/* P rows: the S work-items of a warp that write one column block sit on
+ * TXS consecutive banks, the rows of a warp TXS banks apart. */
+#define PPAD (TXS < 32 ? TXS : 4)
+#define PS (BN + PPAD)
+
+#if BM % TMS || BN % TXS || BN % 4 || BM % TMO || NT % TYO || D4 % TXO || PPAD % 4
+#error "tiled: the layouts must divide the tiles (see src/fused/tiled.c)"
+#endif
 
 #ifdef DTYPE_F16
 #define SCORE_LIMIT FUSED_LIMIT_F16
@@ -70,39 +83,31 @@ static inline float4 load_row4(__global const store_t *src, uint c4, float mul)
 #endif
 }
 
-/* A block of keys [j0, j0 + BN) of K and V in registers, on its way to
- * local memory: every load is issued before the first store, so that their
- * latencies overlap (and, with PREFETCH, the next block's overlap the
- * current block's arithmetic). Keys at or past `end` are zeros: their
- * scores are masked and their weights 0. */
+/* Keys [j0, j0 + BN) of K or V into a local tile, in rounds of KV_CHUNK
+ * float4s per work-item: the loads of a round are issued before its stores,
+ * so that their latencies overlap, while the registers they take stay few.
+ * Keys at or past `end` are zeros: their scores are masked and their
+ * weights 0. */
 #define KV_PER_ITEM ((BN * D4 + NT - 1) / NT)
+#define KV_CHUNK (KV_PER_ITEM < 4 ? KV_PER_ITEM : 4)
+#define KV_IN(idx) (BN * D4 % NT == 0 || (idx) < BN * D4)
 
-struct kv_regs {
-    float4 k[KV_PER_ITEM], v[KV_PER_ITEM];
-};
-
-static inline void kv_fetch(struct kv_regs *r, __global const store_t *k_head, ulong k_st,
-                            __global const store_t *v_head, ulong v_st, uint j0, uint end,
-                            uint lid)
+static inline void keys_load(__local float4 *tile, __global const store_t *head, ulong st,
+                             uint j0, uint end, uint lid)
 {
+    for (int t0 = 0; t0 < KV_PER_ITEM; t0 += KV_CHUNK) {
+        float4 r[KV_CHUNK];
 #pragma unroll
-    for (int t = 0; t < KV_PER_ITEM; t++) {
-        const uint idx = lid + t * NT, row = idx / D4, c4 = idx % D4;
-        const int in = (BN * D4 % NT == 0 || idx < BN * D4) && j0 + row < end;
-        r->k[t] = in ? load_row4(k_head + (j0 + row) * k_st, c4, 1.0f) : (float4)(0.0f);
-        r->v[t] = in ? load_row4(v_head + (j0 + row) * v_st, c4, 1.0f) : (float4)(0.0f);
-    }
-}
-
-static inline void kv_store(const struct kv_regs *r, __local float4 *k_tile,
-                            __local float4 *v_tile, uint lid)
-{
+        for (int t = 0; t < KV_CHUNK; t++) {
+            const uint idx = lid + (t0 + t) * NT, row = idx / D4, c4 = idx % D4;
+            r[t] = t0 + t < KV_PER_ITEM && KV_IN(idx) && j0 + row < end
+                ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
+        }
 #pragma unroll
-    for (int t = 0; t < KV_PER_ITEM; t++) {
-        const uint idx = lid + t * NT, row = idx / D4, c4 = idx % D4;
-        if (BN * D4 % NT == 0 || idx < BN * D4) {
-            k_tile[row * RS + c4] = r->k[t];
-            v_tile[row * RS + c4] = r->v[t];
+        for (int t = 0; t < KV_CHUNK; t++) {
+            const uint idx = lid + (t0 + t) * NT, row = idx / D4, c4 = idx % D4;
+            if (t0 + t < KV_PER_ITEM && KV_IN(idx))
+                tile[row * RS + c4] = r[t];
         }
     }
 }
@@ -112,12 +117,19 @@ void attention_fused(FUSED_PARAMS(store_t))
 {
     __local float4 q_tile[BM * RS];
     __local float4 k_tile[BN * RS];
+#if KV_SHARED
+#define v_tile k_tile
+#else
     __local float4 v_tile[BN * RS];
+#endif
     __local float p_tile[BM * PS] __attribute__((aligned(16))); /* vload4 reads */
-    __local float red[BM * TX];
+    __local float red[BM * TXS];   /* per-row partial maxima, then sums */
+    __local float alpha_of[BM];    /* each row's rescale of the block */
+    __local float m_of[BM];        /* each row's final maximum */
 
     const uint lid = get_local_id(0);
-    const uint ty = lid / TX, tx = lid % TX;
+    const uint ys = lid / TXS, xs = lid % TXS; /* the S layout */
+    const uint yo = lid / TXO, xo = lid % TXO; /* the O layout */
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM);
     __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
@@ -133,146 +145,146 @@ void attention_fused(FUSED_PARAMS(store_t))
                 : (float4)(0.0f);
     }
 
-    float4 acc[TM][OC];
-    float m[TM], l[TM];
-    uint row_end[TM];
+    float m[TMS], l[TMS];  /* S rows: running maximum, this item's share of the sum */
+    uint row_end[TMS];
 #pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const uint row = at.r0 + ty + i * TY;
+    for (int i = 0; i < TMS; i++) {
+        const uint row = at.r0 + ys + i * TYS;
         row_end[i] = row < at.n_rows ? fused_token_end(row / GROUP, at.kv_len, at.causal_off)
                                      : 0u;
         row_end[i] = min(row_end[i], at.kv_end);
         m[i] = -INFINITY;
         l[i] = 0.0f;
-#pragma unroll
-        for (int k4 = 0; k4 < OC; k4++)
-            acc[i][k4] = (float4)(0.0f);
     }
+    float4 acc[TMO][OCO];
+#pragma unroll
+    for (int i = 0; i < TMO; i++)
+#pragma unroll
+        for (int k4 = 0; k4 < OCO; k4++)
+            acc[i][k4] = (float4)(0.0f);
     /* Keys every row of the tile sees (none when a row is past the
      * sequence): blocks below that need no mask. */
     const uint tile_first = at.r0 + BM <= at.n_rows
         ? min(fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off), at.kv_end) : 0u;
 
-    struct kv_regs kv;
-#if PREFETCH
-    if (at.kv_begin < at.kv_end)
-        kv_fetch(&kv, k_head, k_st, v_head, v_st, at.kv_begin, at.kv_end, lid);
-#endif
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
-#if !PREFETCH
-        kv_fetch(&kv, k_head, k_st, v_head, v_st, j0, at.kv_end, lid);
-#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
-        kv_store(&kv, k_tile, v_tile, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-#if PREFETCH
-        /* The next block's loads fly while this block computes. */
-        if (j0 + BN < at.kv_end)
-            kv_fetch(&kv, k_head, k_st, v_head, v_st, j0 + BN, at.kv_end, lid);
+        keys_load(k_tile, k_head, k_st, j0, at.kv_end, lid);
+#if !KV_SHARED
+        keys_load(v_tile, v_head, v_st, j0, at.kv_end, lid);
 #endif
+        barrier(CLK_LOCAL_MEM_FENCE);
 
-        float s[TM][TN];
+        float s[TMS][TNS];
 #pragma unroll
-        for (int i = 0; i < TM; i++)
+        for (int i = 0; i < TMS; i++)
 #pragma unroll
-            for (int j = 0; j < TN; j++)
+            for (int j = 0; j < TNS; j++)
                 s[i][j] = 0.0f;
         for (int c4 = 0; c4 < D4; c4++) {
-            float4 a[TM], b[TN];
+            float4 a[TMS];
 #pragma unroll
-            for (int i = 0; i < TM; i++)
-                a[i] = q_tile[(ty + i * TY) * RS + c4];
+            for (int i = 0; i < TMS; i++)
+                a[i] = q_tile[(ys + i * TYS) * RS + c4];
 #pragma unroll
-            for (int j = 0; j < TN; j++)
-                b[j] = k_tile[(tx + j * TX) * RS + c4];
+            for (int j = 0; j < TNS; j++) {
+                const float4 b = k_tile[(xs + j * TXS) * RS + c4];
 #pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) {
-                    s[i][j] = fma(a[i].x, b[j].x, s[i][j]);
-                    s[i][j] = fma(a[i].y, b[j].y, s[i][j]);
-                    s[i][j] = fma(a[i].z, b[j].z, s[i][j]);
-                    s[i][j] = fma(a[i].w, b[j].w, s[i][j]);
+                for (int i = 0; i < TMS; i++) {
+                    s[i][j] = fma(a[i].x, b.x, s[i][j]);
+                    s[i][j] = fma(a[i].y, b.y, s[i][j]);
+                    s[i][j] = fma(a[i].z, b.z, s[i][j]);
+                    s[i][j] = fma(a[i].w, b.w, s[i][j]);
                 }
+            }
         }
         /* Masked and out-of-range keys get -inf, where the block needs it. */
         if (j0 + BN > tile_first) {
 #pragma unroll
-            for (int i = 0; i < TM; i++)
+            for (int i = 0; i < TMS; i++)
 #pragma unroll
-                for (int j = 0; j < TN; j++)
-                    if (j0 + tx + j * TX >= row_end[i])
+                for (int j = 0; j < TNS; j++)
+                    if (j0 + xs + j * TXS >= row_end[i])
                         s[i][j] = -INFINITY;
         }
-        /* The row maximum over the TX work-items that share the row. */
+        /* The row maximum over the TXS items that share the row. */
 #pragma unroll
-        for (int i = 0; i < TM; i++) {
+        for (int i = 0; i < TMS; i++) {
             float mx = s[i][0];
 #pragma unroll
-            for (int j = 1; j < TN; j++)
+            for (int j = 1; j < TNS; j++)
                 mx = fmax(mx, s[i][j]);
-            red[(ty + i * TY) * TX + tx] = mx;
+            red[(ys + i * TYS) * TXS + xs] = mx;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE); /* maxima written; K read by all */
+#if KV_SHARED
+        keys_load(v_tile, v_head, v_st, j0, at.kv_end, lid); /* into K's tile */
+#endif
 #pragma unroll
-        for (int i = 0; i < TM; i++) {
-            const uint row = ty + i * TY;
+        for (int i = 0; i < TMS; i++) {
+            const uint row = ys + i * TYS;
             float mx = m[i];
-            for (int t = 0; t < TX; t++)
-                mx = fmax(mx, red[row * TX + t]);
+            for (int t = 0; t < TXS; t++)
+                mx = fmax(mx, red[row * TXS + t]);
             /* A row that has seen no visible key keeps m = -inf: no
              * exp2(-inf - -inf). */
             const float alpha = mx == -INFINITY ? 1.0f : exp2(m[i] - mx);
             float sum = 0.0f;
 #pragma unroll
-            for (int j = 0; j < TN; j++) {
+            for (int j = 0; j < TNS; j++) {
                 const float p = mx == -INFINITY ? 0.0f : exp2(s[i][j] - mx);
                 sum += p;
-                p_tile[row * PS + tx + j * TX] = p;
+                p_tile[row * PS + xs + j * TXS] = p;
             }
-            l[i] = l[i] * alpha + sum; /* this work-item's columns only */
+            l[i] = l[i] * alpha + sum;
             m[i] = mx;
+            if (xs == 0)
+                alpha_of[row] = alpha;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* P, the rescales and V complete */
+
 #pragma unroll
-            for (int k4 = 0; k4 < OC; k4++)
+        for (int i = 0; i < TMO; i++) {
+            const float alpha = alpha_of[yo + i * TYO];
+#pragma unroll
+            for (int k4 = 0; k4 < OCO; k4++)
                 acc[i][k4] *= alpha;
         }
-        barrier(CLK_LOCAL_MEM_FENCE); /* P complete */
-
         for (int j4 = 0; j4 < BN / 4; j4++) {
-            float4 p[TM];
+            float4 p[TMO];
 #pragma unroll
-            for (int i = 0; i < TM; i++)
-                p[i] = vload4(0, p_tile + (ty + i * TY) * PS + 4 * j4);
+            for (int i = 0; i < TMO; i++)
+                p[i] = vload4(0, p_tile + (yo + i * TYO) * PS + 4 * j4);
 #pragma unroll
             for (int jj = 0; jj < 4; jj++) {
-                const uint j = 4 * j4 + jj;
-                float4 vv[OC];
 #pragma unroll
-                for (int k4 = 0; k4 < OC; k4++)
-                    vv[k4] = v_tile[j * RS + tx + k4 * TX];
+                for (int k4 = 0; k4 < OCO; k4++) {
+                    const float4 vv = v_tile[(4 * j4 + jj) * RS + xo + k4 * TXO];
 #pragma unroll
-                for (int i = 0; i < TM; i++) {
-                    const float pj = lane(p[i], jj);
-#pragma unroll
-                    for (int k4 = 0; k4 < OC; k4++)
-                        acc[i][k4] = fma((float4)(pj), vv[k4], acc[i][k4]);
+                    for (int i = 0; i < TMO; i++)
+                        acc[i][k4] = fma((float4)(lane(p[i], jj)), vv, acc[i][k4]);
                 }
             }
         }
     }
 
-    /* The row sums: each work-item holds its columns' share. */
+    /* The row sums (each S item holds its columns' share) and maxima, to the
+     * O layout's items through local memory. */
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (int i = 0; i < TM; i++)
-        red[(ty + i * TY) * TX + tx] = l[i];
+    for (int i = 0; i < TMS; i++) {
+        red[(ys + i * TYS) * TXS + xs] = l[i];
+        if (xs == 0)
+            m_of[ys + i * TYS] = m[i];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const uint r = ty + i * TY, row = at.r0 + r;
+    for (int i = 0; i < TMO; i++) {
+        const uint r = yo + i * TYO, row = at.r0 + r;
         float sum = 0.0f;
-        for (int t = 0; t < TX; t++)
-            sum += red[r * TX + t];
+        for (int t = 0; t < TXS; t++)
+            sum += red[r * TXS + t];
+        const float mx = m_of[r];
         if (row >= n_q * GROUP)
             continue; /* a row of the last tile past the tensor */
         const int live = row < at.n_rows;
@@ -284,8 +296,8 @@ void attention_fused(FUSED_PARAMS(store_t))
             continue;
         const ulong w = (ulong)at.split * batch * heads * n_q + fused_row_id(&at, row, heads, n_q);
 #pragma unroll
-        for (int k4 = 0; k4 < OC; k4++) {
-            const uint x = 4 * (tx + k4 * TX);
+        for (int k4 = 0; k4 < OCO; k4++) {
+            const uint x = 4 * (xo + k4 * TXO);
             if (x + 4 <= D)
                 vstore4(acc[i][k4], 0, part_o + w * D + x);
 #if D % 4
@@ -294,16 +306,16 @@ void attention_fused(FUSED_PARAMS(store_t))
                     part_o[w * D + x + e] = lane(acc[i][k4], e);
 #endif
         }
-        if (tx == 0) {
-            part_ml[2 * w] = m[i];
+        if (xo == 0) {
+            part_ml[2 * w] = mx;
             part_ml[2 * w + 1] = sum;
         }
 #else
-        const float inv = live ? fused_row_scale(sum, m[i], end > 0, SCORE_LIMIT) : 0.0f;
+        const float inv = live ? fused_row_scale(sum, mx, end > 0, SCORE_LIMIT) : 0.0f;
         __global store_t *o_row = o + fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
 #pragma unroll
-        for (int k4 = 0; k4 < OC; k4++) {
-            const uint x = 4 * (tx + k4 * TX);
+        for (int k4 = 0; k4 < OCO; k4++) {
+            const uint x = 4 * (xo + k4 * TXO);
             const float4 out = acc[i][k4] * inv;
             if (x + 4 <= D)
                 STORE4(out, o_row, x);
@@ -314,9 +326,9 @@ void attention_fused(FUSED_PARAMS(store_t))
 #endif
         }
 #if LSE_OUT
-        if (tx == 0)
+        if (xo == 0)
             lse[fused_row_id(&at, row, heads, n_q)] =
-                live ? fused_row_lse(sum, m[i], end > 0, inv) : -INFINITY;
+                live ? fused_row_lse(sum, mx, end > 0, inv) : -INFINITY;
 #endif
 #endif
     }

@@ -22,8 +22,9 @@ struct fused_plan {
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
-    size_t tx;              /* tiled: work-items sharing a row (TM is tiles.tm) */
-    int prefetch;           /* tiled: the next key block loaded during this one */
+    size_t tx, tmo;         /* tiled: S items sharing a row (TMS is tiles.tm), O rows
+                             * per item */
+    int kv_shared;          /* tiled: K and V take turns in one local tile */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */

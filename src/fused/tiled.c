@@ -1,7 +1,8 @@
 /* The register-tiled fused kernel (cl/fused_tiled.cl): OpenCL C 1.2, shaped
- * like a GEMM for GPUs of any vendor. A work-group of (BM / TM) x TX
- * work-items owns BM packed rows; each work-item a TM x (BN / TX) tile of
- * scores and TM rows x DP / TX columns of the output, in registers. */
+ * like two GEMMs for GPUs of any vendor. A work-group of NT work-items owns
+ * BM packed rows; for S = Q K^T each item holds TMS rows x TNS keys, for
+ * O = P V TMO rows x 4 OCO columns, all in registers. The tiles name BM, BN
+ * and TMS ("rows per work-item"); the rest follows here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,28 +10,71 @@
 #include "core/error.h"
 #include "fused/kernel.h"
 
-/* Registers a work-item may hold in its two tiles: past this every GPU we
- * know spills (NVIDIA's limit is 255 per thread, with addresses and loop
- * state beside them). */
-#define TILE_REGS_MAX 192
+/* Floats a work-item may hold in its tiles and operands: past this every
+ * GPU we know spills (NVIDIA's limit is 255 registers per thread, with
+ * addresses and loop state beside them). */
+#define TILE_REGS_MAX 200
 
 static size_t round_up(size_t x, size_t m)
 {
     return (x + m - 1) / m * m;
 }
 
-/* Work-items sharing a row: 8 for blocks of 32 or 64 keys (4 or 8 scores
- * each), 16 from 128 keys, 4 for 16. */
-static size_t threads_per_row(size_t bn)
+/* S work-items sharing a row: 8 keys each from blocks of 64 keys, 4 each
+ * below. */
+static size_t s_threads_per_row(size_t bn)
 {
-    return bn >= 128 ? 16 : bn >= 32 ? 8 : 4;
+    return bn >= 64 ? bn / 8 : bn / 4;
 }
 
-/* Q, K and V rows of DP + 4 floats, P rows of BN + 8, the TX partial
- * maxima and sums of each row. */
-static size_t local_bytes(size_t bm, size_t bn, size_t dp, size_t tx)
+/* The largest power of two whose square is at most x (at least 1). */
+static size_t pow2_sqrt_floor(size_t x)
 {
-    return 16 * (bm + 2 * bn) * (dp / 4 + 1) + 4 * bm * (bn + 8) + 4 * bm * tx;
+    size_t r = 1;
+    while ((2 * r) * (2 * r) <= x)
+        r *= 2;
+    return r;
+}
+
+/* The kernel's derived layout for a plan's tiles. */
+struct layout {
+    size_t tms, txs, tns, nt;  /* S: rows, items per row, keys per item, items */
+    size_t tmo, txo, oco;      /* O: rows per item, items per row, float4 columns */
+    size_t dp;                 /* d padded to a multiple of 4 TXO */
+    size_t regs;               /* floats held per item */
+};
+
+/* The O layout: the output tile BM x DP shared out as squarely as the item
+ * count allows (TMO rows x 4 OCO columns, TMO ~ 4 OCO). */
+static int derive(size_t bm, size_t bn, size_t tm, size_t d, struct layout *l)
+{
+    l->tms = tm;
+    l->txs = s_threads_per_row(bn);
+    if (!l->txs || bn % l->txs || bm % tm)
+        return -1;
+    l->tns = bn / l->txs;
+    l->nt = bm / tm * l->txs;
+    const size_t per_item = bm * round_up(d, 4) / l->nt;
+    l->tmo = pow2_sqrt_floor(per_item ? per_item : 1);
+    while (l->tmo < bm && (bm % l->tmo || l->nt % (bm / l->tmo)))
+        l->tmo *= 2;
+    if (bm % l->tmo || l->nt % (bm / l->tmo))
+        return -1;
+    l->txo = l->nt / (bm / l->tmo);
+    l->dp = round_up(d, 4 * l->txo);
+    l->oco = l->dp / 4 / l->txo;
+    /* S tile, O tile, the Q operands, one K float4, the P float4s. */
+    l->regs = l->tms * l->tns + 4 * l->tmo * l->oco + 4 * l->tms + 4 + 4 * l->tmo;
+    return 0;
+}
+
+/* Q, K and V (or K and V in turn) rows of DP + 4 floats, P rows of BN +
+ * PPAD, the partial maxima and sums, the rescales and maxima. */
+static size_t local_bytes(size_t bm, size_t bn, const struct layout *l, int kv_shared)
+{
+    const size_t ppad = l->txs < 32 ? l->txs : 4;
+    return 16 * (bm + (kv_shared ? 1 : 2) * bn) * (l->dp / 4 + 1) + 4 * bm * (bn + ppad) +
+           4 * bm * l->txs + 8 * bm;
 }
 
 static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
@@ -52,25 +96,20 @@ static const char *not_preferred(const struct device_facts *dev, const struct at
     return NULL;
 }
 
-/* In the defaults' order of preference: 64 x 64 with 4 rows per work-item
- * (128 work-items, ~120 KiB of local memory at d = 128), then smaller
- * tiles for devices with 64 KiB or less. */
+/* In the defaults' order of preference: the largest square micro-tiles
+ * first (8 x 8 for both GEMMs), then tiles for devices with less local
+ * memory or fewer registers. */
 static const struct fused_tiles candidates[] = {
-    { 64, 64, 4 },  { 128, 64, 4 }, { 128, 64, 8 }, { 64, 128, 4 }, { 64, 64, 2 },
-    { 64, 32, 4 },  { 128, 32, 4 }, { 64, 32, 2 },  { 32, 64, 2 },  { 32, 32, 2 },
-    { 32, 32, 1 },  { 16, 32, 1 },
+    { 128, 128, 8 }, { 64, 128, 8 }, { 128, 64, 4 }, { 64, 64, 4 },  { 128, 32, 4 },
+    { 64, 32, 4 },   { 128, 64, 8 }, { 32, 64, 4 },  { 32, 32, 2 },  { 16, 32, 1 },
 };
 
-/* With PREFETCH the next key block of K and V waits in registers, 8 floats
- * per float4 pair a work-item loads: worth it while the two tiles and the
- * block stay within what registers hold without spilling.
- * $CLATTN_TILED_PREFETCH=0|1 overrides (for measuring it). */
-static int want_prefetch(size_t tile_regs, size_t kv_per_item)
+/* $CLATTN_TILED_KV_SHARED=0|1 forces K and V apart or together (for
+ * measuring it); else they share a tile only where two do not fit. */
+static int kv_shared_forced(void)
 {
-    const char *env = getenv("CLATTN_TILED_PREFETCH");
-    if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
-        return env[0] == '1';
-    return tile_regs + 8 * kv_per_item <= 160;
+    const char *env = getenv("CLATTN_TILED_KV_SHARED");
+    return env && (!strcmp(env, "0") || !strcmp(env, "1")) ? env[0] - '0' : -1;
 }
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,
@@ -79,48 +118,57 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     const size_t bm = plan->tiles.bm, bn = plan->tiles.bn;
     if (!plan->tiles.tm)
         plan->tiles.tm = bm >= 16 ? bm / 16 : 1;
-    const size_t tm = plan->tiles.tm, tx = threads_per_row(bn);
+    const size_t tm = plan->tiles.tm;
+    struct layout l;
+    if (bm == 0 || bn < 16 || bn > 256 || bn % 4 || derive(bm, bn, tm, s->head_dim, &l))
+        return clattn_fail(CLATTN_EINVAL, "tiled tile %zux%zux%zu: BN must be a multiple of 4 "
+                           "from 16 to 256 (of 8 from 64) and TM divide BM", bm, bn, tm);
     const size_t max_wg = dev->max_wg < 1024 ? dev->max_wg : 1024;
     /* The tiles are static __local arrays: NVIDIA takes far more of them
      * than the 48 KiB it reports. Leave room for what the compiler adds. */
     const size_t budget = dev->static_local_mem > 1024 ? dev->static_local_mem - 1024
                                                        : dev->static_local_mem;
-    if (bm == 0 || bn < 16 || bn > 256 || bn % tx || bm % tm)
-        return clattn_fail(CLATTN_EINVAL, "tiled tile %zux%zux%zu: BN must be a multiple of %zu "
-                           "from 16 to 256 and BM a multiple of TM", bm, bn, tm, tx);
-    const size_t nt = bm / tm * tx, dp = round_up(s->head_dim, 4 * tx);
-    const size_t regs = tm * (bn / tx) + tm * dp / tx;
-    /* PoCL 3.1 (LLVM 15) miscompiles TM = 8: the state of every work-item's
-     * first row comes out as garbage (oclgrind runs the same source right;
-     * removing any of several unroll pragmas hides it). clattn tune's check
-     * found it; refuse it there rather than hand back wrong results. */
+    /* PoCL 3.1 (LLVM 15) miscompiled 8 rows per work-item in the first
+     * version of this kernel: the state of every item's first row came out
+     * as garbage (oclgrind ran the same source right; removing any of
+     * several unroll pragmas hid it). clattn tune's check found it; it is
+     * refused there rather than trusted. */
     if (dev->is_pocl && tm >= 8)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu: PoCL miscompiles 8 or "
                            "more rows per work-item", bm, bn, tm);
-    if (nt > max_wg)
+    if (l.nt > max_wg)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu: %zu work-items per "
-                           "group, the device takes %zu", bm, bn, tm, nt, max_wg);
-    if (regs > TILE_REGS_MAX)
+                           "group, the device takes %zu", bm, bn, tm, l.nt, max_wg);
+    if (l.regs > TILE_REGS_MAX)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu holds %zu floats per "
-                           "work-item at d=%zu (at most %d)", bm, bn, tm, regs, s->head_dim,
+                           "work-item at d=%zu (at most %d)", bm, bn, tm, l.regs, s->head_dim,
                            TILE_REGS_MAX);
-    if (local_bytes(bm, bn, dp, tx) > budget)
+    int shared = kv_shared_forced();
+    if (shared < 0)
+        shared = local_bytes(bm, bn, &l, 0) > budget;
+    /* PoCL 3.1 drops the stores into the shared tile (every score reads 0;
+     * right with -cl-opt-disable and under oclgrind): K and V apart there. */
+    if (dev->is_pocl)
+        shared = 0;
+    if (local_bytes(bm, bn, &l, shared) > budget)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu needs %zu B of local "
                            "memory for d=%zu; the device has %llu B", bm, bn, tm,
-                           local_bytes(bm, bn, dp, tx), s->head_dim,
+                           local_bytes(bm, bn, &l, shared), s->head_dim,
                            (unsigned long long)budget);
-    plan->tx = tx;
-    plan->padded_dim = dp;
-    plan->local = nt;
-    plan->prefetch = want_prefetch(regs, (bn * dp / 4 + nt - 1) / nt);
+    plan->tx = l.txs;
+    plan->tmo = l.tmo;
+    plan->kv_shared = shared;
+    plan->padded_dim = l.dp;
+    plan->local = l.nt;
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTM=%zu -DTX=%zu -DPREFETCH=%d%s",
-             s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn, plan->tiles.tm,
-             plan->tx, plan->prefetch, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
+             "-DKV_SHARED=%d%s", s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
+             plan->tiles.tm, plan->tx, plan->tmo, plan->kv_shared,
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
 const struct fused_kernel fused_tiled = {
