@@ -106,11 +106,14 @@ static int enqueue_cpu(clattn_ctx *ctx, const struct gemm_desc *g, const struct 
     return CLATTN_OK;
 }
 
+/* GPU tiles: 8 x 8 outputs per work-item (a 128 x 128 tile) where M and N
+ * fill it, 4 x 4 (64 x 64) along a dimension that does not. */
 static int enqueue_gpu(clattn_ctx *ctx, const struct gemm_desc *g)
 {
+    const unsigned tm = g->m >= 128 ? 8 : 4, tn = g->n >= 128 ? 8 : 4;
     char opts[128];
-    snprintf(opts, sizeof opts, "-cl-mad-enable -DTRANS_B=%d%s", g->trans_b ? 1 : 0,
-             g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    snprintf(opts, sizeof opts, "-cl-mad-enable -DTRANS_B=%d%s -DTM=%u -DTN=%u",
+             g->trans_b ? 1 : 0, g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "", tm, tn);
     cl_kernel kern;
     int rc = kernel_get(ctx, "gemm.cl", opts, "gemm_batched", &kern);
     if (rc < 0)
@@ -120,9 +123,9 @@ static int enqueue_gpu(clattn_ctx *ctx, const struct gemm_desc *g)
         clReleaseKernel(kern);
         return clattn_fail_cl(err, "clSetKernelArg(gemm_batched)");
     }
-    /* 64 x 64 tiles of C, 16 x 16 work-items each. */
+    /* 16 TM x 16 TN tiles of C, 16 x 16 work-items each. */
     size_t local[3] = { 16, 16, 1 };
-    size_t global[3] = { (g->n + 63) / 64 * 16, (g->m + 63) / 64 * 16, g->batch };
+    size_t global[3] = { div_up(g->n, 16 * tn) * 16, div_up(g->m, 16 * tm) * 16, g->batch };
     err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
     clReleaseKernel(kern);
     if (err != CL_SUCCESS)
