@@ -208,7 +208,8 @@ static void test_bad_tiles(void **state)
 {
     (void)state;
     static const char *const bad[] = { "cpu:0x1:1x1:16", "cpu:12x3:1x1:16", "cpu:1x1:1x1:20",
-                                       "gpu:8", "CPU", "cpu:1x1:1x1" };
+                                       "gpu:8", "CPU", "cpu:1x1:1x1",
+                                       "cpu:16x2:64x4:1024" /* 5 MiB of tiles */ };
     struct gemm_case t = { 4, 4, 4, 1, 1, 0, 0, 0, 0 };
     struct mat a, b, c;
     mat_make(&a, 16, CLATTN_F32, 0);

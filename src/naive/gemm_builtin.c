@@ -16,6 +16,15 @@ struct cpu_tiles {
     unsigned rm, nv, rb, ns, kc;
 };
 
+/* Private bytes of a work-item (the PoCL worker's stack): the A and op(B)
+ * panels of one K chunk and the float C tile kept between chunks. */
+static size_t cpu_private_bytes(const struct cpu_tiles *t)
+{
+    const size_t mb = (size_t)t->rm * t->rb, nb = (size_t)16 * t->nv * t->ns;
+    return 4 * (mb * t->kc + nb * t->kc + mb * nb);
+}
+#define CPU_PRIVATE_MAX ((size_t)1 << 20) /* of the worker's 8 MiB stack */
+
 /* What CLATTN_BUILTIN_GEMM asks for, a knob for tests, oclgrind and
  * tuning: unset (the device's shape), "cpu" or "gpu" (that shape with its
  * default tiles, for the softmax too), or "cpu:RMxNV:RBxNS:KC" (the CPU
@@ -36,11 +45,11 @@ static int builtin_env(struct cpu_tiles *t)
             5 &&
         t->rm >= 1 && t->rm <= 32 && t->nv >= 1 && t->nv <= 8 && t->rm * t->nv <= 32 &&
         t->rb >= 1 && t->rb <= 64 && t->ns >= 1 && t->ns <= 64 && t->kc >= 16 &&
-        t->kc % 16 == 0 && t->kc <= 1024)
+        t->kc % 16 == 0 && t->kc <= 1024 && cpu_private_bytes(t) <= CPU_PRIVATE_MAX)
         return BUILTIN_ENV_CPU_TILES;
     return clattn_fail(CLATTN_EINVAL, "CLATTN_BUILTIN_GEMM=\"%.64s\": expected cpu, gpu or "
-                       "cpu:RMxNV:RBxNS:KC (RM x NV <= 32, KC a multiple of 16 up to 1024)",
-                       env);
+                       "cpu:RMxNV:RBxNS:KC (RM x NV <= 32, KC a multiple of 16 up to 1024, "
+                       "at most 1 MiB of tiles)", env);
 }
 
 int naive_cpu_shaped(clattn_ctx *ctx)

@@ -4,10 +4,12 @@ numpy's matmul-softmax-matmul, in one script: ROUNDS interleaved rounds, the
 order of the runs rotating each round; each round measures the FMA peak
 (`clattn devices --measure`, a private cache folder) first. Every figure is a
 median over rounds of per-round medians; every ratio (and % of peak) a median
-of per-round ratios (the machine is shared: never compare single times).
+of per-round ratios (the machine is shared: never compare single times); %
+of peak is of the best peak the rounds measured.
 
 usage: tests/perf/naive_side_by_side.py [ROUNDS] [--quick] [--no-peak]
          [--clblast] [--json OUT.jsonl] [--variant LABEL:VAR=VALUE[,VAR=VALUE]]...
+       tests/perf/naive_side_by_side.py --render OUT.jsonl   (the table again)
   --quick     N = 1024 only
   --clblast   also the fp32 path with CLBlast's GEMMs (use_clblast = 1)
   --variant   also run the built-in GEMM with these environment variables
@@ -30,6 +32,7 @@ args = sys.argv[1:]
 rounds = int(args[0]) if args and args[0].isdigit() else 3
 quick, no_peak, clblast = '--quick' in args, '--no-peak' in args, '--clblast' in args
 jsonl = args[args.index('--json') + 1] if '--json' in args else None
+render = args[args.index('--render') + 1] if '--render' in args else None
 variants = [('builtin', {})]
 for i, a in enumerate(args):
     if a == '--variant':
@@ -83,40 +86,58 @@ for N in Ns:
             runs.append((('clblast', N, dt), [TIME, f'{B},{H},{H},{N},{N},{D}', dt, 'none',
                                               'clblast', str(reps(N))], None))
 
-res, peaks, kernels = {}, [], {}
-log = open(jsonl, 'a') if jsonl else None
-for r in range(rounds):
-    if not no_peak:
-        peaks.append(peak())
-    order = runs[r % len(runs):] + runs[:r % len(runs)]
-    for key, argv, env in order:
-        row = json.loads(run(argv, env))
-        if 'kernel' in row:
-            kernels[key] = row['kernel']
-        for s in STAGES:
-            res.setdefault(key + (s,), []).append(st.median(row[s]))
-        cpu = row.get('cpu_per_rep', st.median(row['cpu']) if 'cpu' in row else 0)
-        res.setdefault(key + ('cpu',), []).append(cpu)
-        if log:
-            log.write(json.dumps({'round': r, 'key': list(key), 'peak': peaks[-1] if peaks else
-                                  None, **row}) + '\n')
-    print(f'round {r + 1}/{rounds} done', file=sys.stderr, flush=True)
+records = []
+if render:
+    records = [json.loads(l) for l in open(render) if l.strip()]
+else:
+    log = open(jsonl, 'a') if jsonl else None
+    for r in range(rounds):
+        pk = None if no_peak else peak()
+        order = runs[r % len(runs):] + runs[:r % len(runs)]
+        for key, argv, env in order:
+            rec = {'round': r, 'key': list(key), 'peak': pk, **json.loads(run(argv, env))}
+            records.append(rec)
+            if log:
+                log.write(json.dumps(rec) + '\n')
+                log.flush()
+        print(f'round {r + 1}/{rounds} done', file=sys.stderr, flush=True)
 
 
 def med(x):
     return st.median(x)
 
 
+# Per key and stage, the per-round medians in round order.
+res, kernels, round_peak = {}, {}, {}
+for rec in sorted(records, key=lambda x: x['round']):
+    key = tuple(rec['key'])
+    if rec.get('peak'):
+        round_peak[rec['round']] = rec['peak']
+    if 'kernel' in rec:
+        kernels[key] = rec['kernel']
+    for s in STAGES:
+        res.setdefault(key + (s,), []).append(med(rec[s]))
+    cpu = rec['cpu_per_rep'] if 'cpu_per_rep' in rec else med(rec['cpu'])
+    res.setdefault(key + ('cpu',), []).append(cpu)
+peaks = [round_peak[r] for r in sorted(round_peak)]
+n_rounds = len({rec['round'] for rec in records})
+Ns = sorted({rec['key'][1] for rec in records})
+labels = []
+for rec in records:
+    if rec['key'][0] != 'numpy' and rec['key'][0] not in labels:
+        labels.append(rec['key'][0])
+best = max(peaks) if peaks else None
 if peaks:
-    print(f'fp32 FMA peak (clattn devices --measure, every round): median '
-          f'{med(peaks) / 1e9:.0f} GFLOP/s (rounds: '
-          f'{", ".join(f"{p / 1e9:.0f}" for p in peaks)}); {rounds} rounds\n')
-print('B = 1, H = 2, d = 128, no mask; ms: median over rounds of each run\'s median; '
-      '% peak and ratios: medians of per-round values. CPU-s GFLOP/s: the whole path\'s '
-      'FLOPs per CPU-second of the process x 2 cores.\n')
+    print(f'fp32 FMA peak (clattn devices --measure, every round): best {best / 1e9:.0f} GFLOP/s, '
+          f'median {med(peaks) / 1e9:.0f} (rounds: {", ".join(f"{p / 1e9:.0f}" for p in peaks)}); '
+          f'{n_rounds} rounds\n')
+print('B = 1, H = 2, d = 128, no mask. ms: median over rounds of each run\'s median; GFLOP/s '
+      'from it; % peak: of the best peak of the rounds (a round\'s own peak measurement can '
+      'lose a core to other jobs at another moment than its runs); numpy / clattn: median of '
+      'per-round ratios. The CPU-s row: the whole path\'s FLOPs per CPU-second of the process '
+      'x 2 cores, and CPU ms per call.\n')
 print('| N | dtype | GEMM | stage | ms | GFLOP/s | % peak | numpy fp32 ms | numpy / clattn |')
 print('|---|---|---|---|---|---|---|---|---|')
-labels = [v[0] for v in variants] + (['clblast'] if clblast else [])
 for N in Ns:
     for dt in ('fp16', 'fp32'):
         for label in labels:
@@ -127,13 +148,15 @@ for N in Ns:
                 t = res[key + (s,)]
                 npy = res[('numpy', N, 'fp32', s)]
                 f = flops(s, N)
-                pk = (f'{med([f / a / p for a, p in zip(t, peaks)]):.0%}' if peaks and f else '—')
+                pk = f'{f / med(t) / best:.0%}' if best and f else '—'
                 gf = f'{f / med(t) / 1e9:.0f}' if f else '—'
                 print(f'| {N} | {dt} | {label} ({kernels.get(key, "?")}) | {s} | '
                       f'{med(t) * 1e3:.2f} | {gf} | {pk} | {med(npy) * 1e3:.2f} | '
                       f'{med([b / a for a, b in zip(t, npy)]):.2f} |')
             c = res[key + ('cpu',)]
-            print(f'| {N} | {dt} | {label} | CPU-s GFLOP/s (whole path) | '
-                  f'{med(c) * 1e3:.2f} CPU ms | {2 * flops("total", N) / med(c) / 1e9:.0f} | | '
-                  f'{med(res[("numpy", N, "fp32", "cpu")]) * 1e3:.2f} CPU ms | '
-                  f'{med([b / a for a, b in zip(c, res[("numpy", N, "fp32", "cpu")])]):.2f} |')
+            nc = res[('numpy', N, 'fp32', 'cpu')]
+            cg = 2 * flops('total', N) / med(c)
+            pk = f'{cg / best:.0%}' if best else '—'
+            print(f'| {N} | {dt} | {label} | whole path, CPU s | {med(c) * 1e3:.2f} CPU ms | '
+                  f'{cg / 1e9:.0f} | {pk} | {med(nc) * 1e3:.2f} CPU ms | '
+                  f'{med([b / a for a, b in zip(c, nc)]):.2f} |')
