@@ -67,7 +67,9 @@ static size_t div_up(size_t a, size_t b)
 }
 
 /* Default CPU tiles for `g` (docs/GEMM.md): 12 x 2 vectors (24 accumulators
- * and 2 B vectors of 32 zmm registers), about 128 x 128 of C per work-item,
+ * and 2 B vectors of 32 zmm registers; M x 2, or M x 4 for P V, below 12
+ * rows),
+ * about 128 x 128 of C per work-item,
  * the whole of K up to 256 in one chunk; fewer rows per work-item where
  * that leaves the device's cores without work. */
 static void cpu_default_tiles(const struct device_facts *dev, const struct gemm_desc *g,
@@ -75,6 +77,10 @@ static void cpu_default_tiles(const struct device_facts *dev, const struct gemm_
 {
     t->rm = 12;
     t->nv = 2;
+    if (g->m < 12) { /* few rows (decoding): no zero rows, wider vectors */
+        t->rm = (unsigned)g->m;
+        t->nv = g->m <= 6 && !g->trans_b ? 4 : 2;
+    }
     t->ns = 4;
     t->rb = 10;
     const size_t kc = div_up(g->k, 16) * 16;
