@@ -10,6 +10,15 @@
  *   through three passes). Masked keys (causal) get probability 0; a row with
  *   no visible key is all zeros; NaN and infinities propagate as IEEE
  *   arithmetic does (clattn_reference).
+ *
+ * With -DCPU_ROWS=<rows per work-item> (CPU devices) the same function is
+ * computed by work-items of their own (work-group size 1, no local memory,
+ * no barriers), each owning CPU_ROWS consecutive rows of one head (launch:
+ * global (ceil(n_q / CPU_ROWS), B H), local (1, 1)), along each row in
+ * float16 vectors: S converted once (vload_half16), exp by a polynomial
+ * (exp2_row below), P rounded once (vstore_half16). -DROW_CAP=<a multiple
+ * of 16, or 0>: rows up to ROW_CAP scores are kept in a private buffer and S
+ * is read once; longer rows (or ROW_CAP=0) stream through three passes.
  */
 #include "dtype.clh"
 
@@ -70,6 +79,153 @@ static uint visible_keys(size_t row, uint n_q, uint n_k, uint heads, int causal_
     return seen < 0 ? 0u : (uint)seen;
 }
 
+#ifdef CPU_ROWS
+typedef float16 vec;
+
+/* e^x for x <= 0 (x - max of its row), elementwise, as 2^(x log2 e): x log2 e
+ * = n + f, n = round(x log2 e) (adding 1.5 * 2^23 rounds; PoCL's rint() is a
+ * software routine), 2^f by a degree-6 polynomial on [-1/2, 1/2] (relative
+ * error 1.2e-7 in float), 2^n by shifting n + 127 into the exponent. Exactly
+ * 0 below 2^-127 (so -inf gives 0); NaN stays NaN. cl/fused_cpu.cl's
+ * exp2_neg, with the NaN kept: a NaN or +inf score makes its row NaN. */
+static inline vec exp_row(vec x)
+{
+    const vec y = x * (vec)(1.44269504088896341f);
+    const vec c = select((vec)(-127.0f), y, y > (vec)(-127.0f));
+    const vec t = c + (vec)(12582912.0f);
+    const vec f = c - (t - (vec)(12582912.0f));
+    vec p = (vec)(1.534581243e-4f);
+    p = fma(p, f, (vec)(1.339993090e-3f));
+    p = fma(p, f, (vec)(9.618489072e-3f));
+    p = fma(p, f, (vec)(5.550328642e-2f));
+    p = fma(p, f, (vec)(2.402264625e-1f));
+    p = fma(p, f, (vec)(6.931471825e-1f));
+    p = fma(p, f, (vec)(1.0f));
+    p *= as_float16((as_int16(t) + 127) << 23);
+    return select(p, x, isnan(x));
+}
+
+#ifdef DTYPE_F16
+#define LOAD16(p) vload_half16(0, (p))
+#define STORE16(x, p) vstore_half16((x), 0, (p))
+#else
+#define LOAD16(p) vload16(0, (p))
+#define STORE16(x, p) vstore16((x), 0, (p))
+#endif
+
+/* Scores j0 .. j0 + 15 of a row, -inf at and past `seen`. */
+static inline vec load_scores(__global const store_t *row, uint j0, uint seen)
+{
+    if (j0 + 16 <= seen)
+        return LOAD16(row + j0);
+    float t[16];
+    for (uint l = 0; l < 16; l++)
+        t[l] = j0 + l < seen ? LOAD(row, j0 + l) : -INFINITY;
+    return vload16(0, t);
+}
+
+/* x (probabilities j0 .. j0 + 15) into the row, none at or past n_k. */
+static inline void store_probs(__global store_t *row, uint j0, uint n_k, vec x)
+{
+    if (j0 + 16 <= n_k) {
+        STORE16(x, row + j0);
+        return;
+    }
+    float t[16];
+    vstore16(x, 0, t);
+    for (uint l = 0; j0 + l < n_k; l++)
+        STORE(t[l], row, j0 + l);
+}
+
+/* max without fmax's NaN handling: a NaN score reaches the sum instead. */
+static inline vec vmax(vec a, vec b)
+{
+    return select(b, a, a > b);
+}
+
+static inline float hmax(vec x)
+{
+    float8 a = select(x.hi, x.lo, x.lo > x.hi);
+    float4 b = select(a.hi, a.lo, a.lo > a.hi);
+    float2 c = select(b.hi, b.lo, b.lo > b.hi);
+    return c.x > c.y ? c.x : c.y;
+}
+
+static inline float hsum(vec x)
+{
+    float8 a = x.lo + x.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
+void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q,
+                  const uint n_k, const uint heads, const int causal_off,
+                  __global const uint *kv_lens, __global const uint *q_lens,
+                  __global float *lse)
+{
+#if ROW_CAP
+    vec keep[ROW_CAP / 16];
+#endif
+    /* Dimension 1: the (batch, head); 0: CPU_ROWS of its n_q rows. */
+    const uint i0 = get_global_id(0) * CPU_ROWS, i1 = min(i0 + CPU_ROWS, n_q);
+    for (size_t row = (size_t)get_global_id(1) * n_q + i0, end = row + (i1 - i0); row < end;
+         row++) {
+        __global const store_t *srow = s + row * n_k;
+        __global store_t *prow = p + row * n_k;
+        const uint seen = visible_keys(row, n_q, n_k, heads, causal_off, kv_lens, q_lens);
+        const uint nv = (seen + 15) / 16;
+        vec mv = (vec)(-INFINITY);
+#if ROW_CAP
+        const int kept = seen <= ROW_CAP;
+#else
+        const int kept = 0;
+#endif
+        for (uint i = 0; i < nv; i++) {
+            const vec x = load_scores(srow, 16 * i, seen);
+#if ROW_CAP
+            if (kept)
+                keep[i] = x;
+#endif
+            mv = vmax(mv, x);
+        }
+        const float mx = hmax(mv);
+        vec sv = (vec)(0.0f);
+        for (uint i = 0; i < nv; i++) {
+#if ROW_CAP
+            if (kept) {
+                keep[i] = exp_row(keep[i] - (vec)(mx));
+                sv += keep[i];
+                continue;
+            }
+#endif
+            sv += exp_row(load_scores(srow, 16 * i, seen) - (vec)(mx));
+        }
+        const float sum = hsum(sv);
+        const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
+#if LSE_OUT
+        lse[row] = seen == 0 ? -INFINITY : mx + log(sum);
+#endif
+        for (uint i = 0; i < nv; i++) {
+#if ROW_CAP
+            if (kept) {
+                store_probs(prow, 16 * i, n_k, keep[i] * inv);
+                continue;
+            }
+#endif
+            store_probs(prow, 16 * i, n_k,
+                        exp_row(load_scores(srow, 16 * i, seen) - (vec)(mx)) * inv);
+        }
+        /* Keys past the visible ones: probability 0. */
+        for (uint j = 16 * nv; j < n_k; j += 16)
+            store_probs(prow, j, n_k, (vec)(0.0f));
+        (void)kept;
+    }
+}
+
+#else /* !CPU_ROWS */
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q,
                   const uint n_k, const uint heads, const int causal_off,
@@ -127,3 +283,4 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
         STORE(j < seen ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
 #endif
 }
+#endif

@@ -4,9 +4,10 @@
 # accesses and API misuse. Small odd shapes, both dtypes, both causal
 # alignments, decoding with split-KV and per-sequence lengths (the combine
 # and repack kernels with them), the register-tiled kernel (AUTO's choice on
-# the simulated GPU; with and without its prefetch), the portable kernel, and
-# the CPU-shaped kernel forced onto the simulator; fp32 checks the fused path only, because CLBlast (the naive
-# path's fp32 GEMM) crashes inside the simulator.
+# the simulated GPU; K and V in one tile and in two), the portable kernel,
+# and the CPU-shaped kernels (fused, and the naive path's GEMM and softmax)
+# forced onto the simulator; fp32 checks the fused path only, because
+# CLBlast (the naive path's fp32 GEMM) crashes inside the simulator.
 # Usage: tools/oclgrind_check.sh [path/to/clattn]; exits 77 without oclgrind.
 set -euo pipefail
 clattn=${1:-build/tools/clattn}
@@ -22,24 +23,32 @@ cases=(
     "--shape 2,8,2,1,300,32 --dtype fp16 --causal none --path fused --kernel cpu --split-kv 3"
     "--shape 1,2,1,37,45,16 --dtype fp32 --causal bottom-right --path fused --kernel cpu"
     "--shape 2,2,1,40,70,24 --dtype fp16 --causal top-left --path fused --kernel portable"
-    "PREFETCH=1 --shape 1,4,2,33,100,20 --dtype fp32 --causal bottom-right --path fused --kernel tiled"
-    "PREFETCH=0 --shape 1,4,2,33,100,20 --dtype fp16 --causal none --path fused --kernel tiled"
+    "CLATTN_TILED_KV_SHARED=1 --shape 1,4,2,33,100,20 --dtype fp32 --causal bottom-right --path fused --kernel tiled"
+    "CLATTN_TILED_KV_SHARED=0 --shape 1,4,2,33,100,20 --dtype fp16 --causal none --path fused --kernel tiled"
+    # The naive path's CPU-shaped GEMM and softmax (PoCL's) on the simulator,
+    # K past one chunk and every edge of the tiles.
+    "CLATTN_BUILTIN_GEMM=cpu --shape 1,2,1,37,45,16 --dtype fp16 --causal bottom-right --path naive"
+    "CLATTN_BUILTIN_GEMM=cpu:5x3:3x2:32 --shape 1,3,1,9,130,256 --dtype fp16 --causal none --path naive"
+    "CLATTN_BUILTIN_GEMM=cpu --shape 2,4,2,3,90,24 --dtype fp16 --causal top-left --kv-lens 90,41 --path naive"
 )
 status=0
 # -cl-opt-disable: oclgrind 21.10 cannot run code in which LLVM's inliner left
 # llvm.experimental.noalias.scope.decl (the kernel is then not found), and
 # unoptimised code keeps every access the source makes for it to check.
 for c in "${cases[@]}"; do
-    # "PREFETCH=n ..." runs the register-tiled kernel with its prefetch forced.
-    prefetch=
-    case $c in PREFETCH=*) prefetch=${c%% *}; prefetch=${prefetch#PREFETCH=}; c=${c#* } ;; esac
-    log=$(CLATTN_TILED_PREFETCH=$prefetch oclgrind --build-options -cl-opt-disable --check-api \
-          --data-races "$clattn" verify $c 2>&1) || status=1
+    # A leading VAR=VALUE word is the case's environment.
+    envs=()
+    if [[ $c == CLATTN_*=* ]]; then
+        envs=("${c%% *}")
+        c=${c#* }
+    fi
+    log=$(env "${envs[@]}" oclgrind --build-options -cl-opt-disable --check-api --data-races \
+          "$clattn" verify $c 2>&1) || status=1
     # oclgrind reports problems on stderr in blocks that name the error kind.
     if grep -qiE "data race|invalid (read|write)|out-of-bounds|api error" <<<"$log"; then
         echo "$log" | head -40
         status=1
     fi
-    echo "$(tail -1 <<<"$log")   [$c]"
+    echo "$(tail -1 <<<"$log")   [${envs[*]} $c]"
 done
 exit $status

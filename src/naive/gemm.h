@@ -53,6 +53,11 @@ int gemm_temp_bytes(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast,
 /* Enqueues `g` on gemm_choose's backend. */
 int gemm_enqueue(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast);
 
+/* Whether the naive path's own kernels (the built-in GEMM, the softmax) take
+ * their CPU shape: on CPU devices, unless $CLATTN_BUILTIN_GEMM says "gpu"
+ * (or, elsewhere, "cpu..."); an error for a value it cannot take. */
+int naive_cpu_shaped(clattn_ctx *ctx);
+
 /* The built-in backends share cl/gemm.cl's argument list. */
 cl_int gemm_set_standard_args(cl_kernel kern, const struct gemm_desc *g);
 

@@ -1,9 +1,152 @@
-/* The built-in GEMM (cl/gemm.cl): portable OpenCL C, any device, any case. */
+/* The built-in GEMM: portable OpenCL C, any device, any case, in two
+ * shapes (docs/GEMM.md): cl/gemm_cpu.cl on CPU devices (work-group size 1,
+ * float16 register tiles) and cl/gemm.cl elsewhere (local-memory tiles,
+ * register micro-tiles per work-item). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "context/context.h"
 #include "naive/gemm.h"
 #include "context/program.h"
+
+/* The CPU kernel's tiles: RM x NV accumulator vectors, RB x NS micro-tiles
+ * per work-item, K in chunks of KC. */
+struct cpu_tiles {
+    unsigned rm, nv, rb, ns, kc;
+};
+
+/* Private bytes of a work-item (the PoCL worker's stack): the A and op(B)
+ * panels of one K chunk and the float C tile kept between chunks. */
+static size_t cpu_private_bytes(const struct cpu_tiles *t)
+{
+    const size_t mb = (size_t)t->rm * t->rb, nb = (size_t)16 * t->nv * t->ns;
+    return 4 * (mb * t->kc + nb * t->kc + mb * nb);
+}
+#define CPU_PRIVATE_MAX ((size_t)1 << 20) /* of the worker's 8 MiB stack */
+
+/* What CLATTN_BUILTIN_GEMM asks for, a knob for tests, oclgrind and
+ * tuning: unset (the device's shape), "cpu" or "gpu" (that shape with its
+ * default tiles, for the softmax too), or "cpu:RMxNV:RBxNS:KC" (the CPU
+ * shape, these tiles for every GEMM). */
+enum { BUILTIN_ENV_UNSET, BUILTIN_ENV_CPU, BUILTIN_ENV_GPU, BUILTIN_ENV_CPU_TILES };
+
+static int builtin_env(struct cpu_tiles *t)
+{
+    const char *env = getenv("CLATTN_BUILTIN_GEMM");
+    if (!env || !*env)
+        return BUILTIN_ENV_UNSET;
+    if (!strcmp(env, "cpu"))
+        return BUILTIN_ENV_CPU;
+    if (!strcmp(env, "gpu"))
+        return BUILTIN_ENV_GPU;
+    char tail;
+    if (sscanf(env, "cpu:%ux%u:%ux%u:%u%c", &t->rm, &t->nv, &t->rb, &t->ns, &t->kc, &tail) ==
+            5 &&
+        t->rm >= 1 && t->rm <= 32 && t->nv >= 1 && t->nv <= 8 && t->rm * t->nv <= 32 &&
+        t->rb >= 1 && t->rb <= 64 && t->ns >= 1 && t->ns <= 64 && t->kc >= 16 &&
+        t->kc % 16 == 0 && t->kc <= 1024 && cpu_private_bytes(t) <= CPU_PRIVATE_MAX)
+        return BUILTIN_ENV_CPU_TILES;
+    return clattn_fail(CLATTN_EINVAL, "CLATTN_BUILTIN_GEMM=\"%.64s\": expected cpu, gpu or "
+                       "cpu:RMxNV:RBxNS:KC (RM x NV <= 32, KC a multiple of 16 up to 1024, "
+                       "at most 1 MiB of tiles)", env);
+}
+
+int naive_cpu_shaped(clattn_ctx *ctx)
+{
+    struct cpu_tiles t;
+    const int env = builtin_env(&t);
+    if (env < 0)
+        return env;
+    return env == BUILTIN_ENV_UNSET ? ctx->dev.is_cpu : env != BUILTIN_ENV_GPU;
+}
+
+static size_t div_up(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Default CPU tiles for `g` (docs/GEMM.md): 12 x 2 vectors (24 accumulators
+ * and 2 B vectors of 32 zmm registers; M x 2, or M x 4 for P V, below 12
+ * rows),
+ * about 128 x 128 of C per work-item,
+ * the whole of K up to 256 in one chunk; fewer rows per work-item where
+ * that leaves the device's cores without work. */
+static void cpu_default_tiles(const struct device_facts *dev, const struct gemm_desc *g,
+                              struct cpu_tiles *t)
+{
+    t->rm = 12;
+    t->nv = 2;
+    if (g->m < 12) { /* few rows (decoding): no zero rows, wider vectors */
+        t->rm = (unsigned)g->m;
+        t->nv = g->m <= 6 && !g->trans_b ? 4 : 2;
+    }
+    t->ns = 4;
+    t->rb = 10;
+    const size_t kc = div_up(g->k, 16) * 16;
+    t->kc = kc < 256 ? (unsigned)kc : 256;
+    const size_t strips = div_up(g->n, 16 * t->nv), row_blocks = div_up(g->m, t->rm);
+    if (strips < t->ns)
+        t->ns = (unsigned)strips;
+    if (row_blocks < t->rb)
+        t->rb = (unsigned)row_blocks;
+    const size_t want = 4 * (size_t)(dev->compute_units ? dev->compute_units : 1);
+    while (t->rb > 1 &&
+           div_up(g->m, t->rm * t->rb) * div_up(g->n, 16 * t->nv * t->ns) * g->batch < want)
+        t->rb = (t->rb + 1) / 2;
+}
+
+static int enqueue_cpu(clattn_ctx *ctx, const struct gemm_desc *g, const struct cpu_tiles *t)
+{
+    char opts[192];
+    snprintf(opts, sizeof opts, "-DTRANS_B=%d%s -DRM=%u -DNV=%u -DRB=%u -DNS=%u -DKC=%u "
+             "-DCHUNKS=%d", g->trans_b ? 1 : 0, g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
+             t->rm, t->nv, t->rb, t->ns, t->kc, g->k > t->kc);
+    cl_kernel kern;
+    int rc = kernel_get(ctx, "gemm_cpu.cl", opts, "gemm_batched", &kern);
+    if (rc < 0)
+        return rc;
+    cl_int err = gemm_set_standard_args(kern, g);
+    if (err != CL_SUCCESS) {
+        clReleaseKernel(kern);
+        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched cpu)");
+    }
+    size_t local[3] = { 1, 1, 1 };
+    size_t global[3] = { div_up(g->n, 16 * t->nv * t->ns), div_up(g->m, t->rm * t->rb),
+                         g->batch };
+    err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
+    clReleaseKernel(kern);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched cpu)");
+    return CLATTN_OK;
+}
+
+/* GPU tiles: 8 x 8 outputs per work-item (a 128 x 128 tile) where M and N
+ * fill it, 4 x 4 (64 x 64) along a dimension that does not. */
+static int enqueue_gpu(clattn_ctx *ctx, const struct gemm_desc *g)
+{
+    const unsigned tm = g->m >= 128 ? 8 : 4, tn = g->n >= 128 ? 8 : 4;
+    char opts[128];
+    snprintf(opts, sizeof opts, "-cl-mad-enable -DTRANS_B=%d%s -DTM=%u -DTN=%u",
+             g->trans_b ? 1 : 0, g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "", tm, tn);
+    cl_kernel kern;
+    int rc = kernel_get(ctx, "gemm.cl", opts, "gemm_batched", &kern);
+    if (rc < 0)
+        return rc;
+    cl_int err = gemm_set_standard_args(kern, g);
+    if (err != CL_SUCCESS) {
+        clReleaseKernel(kern);
+        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched)");
+    }
+    /* 16 TM x 16 TN tiles of C, 16 x 16 work-items each. */
+    size_t local[3] = { 16, 16, 1 };
+    size_t global[3] = { div_up(g->n, 16 * tn) * 16, div_up(g->m, 16 * tm) * 16, g->batch };
+    err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
+    clReleaseKernel(kern);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched)");
+    return CLATTN_OK;
+}
 
 static const char *cannot_run(const struct device_facts *dev, const struct gemm_desc *g)
 {
@@ -14,26 +157,15 @@ static const char *cannot_run(const struct device_facts *dev, const struct gemm_
 
 static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
 {
-    char opts[128];
-    snprintf(opts, sizeof opts, "-cl-mad-enable -DTRANS_B=%d%s", g->trans_b ? 1 : 0,
-             g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
-    cl_kernel kern;
-    int rc = kernel_get(ctx, "gemm.cl", opts, "gemm_batched", &kern);
-    if (rc < 0)
-        return rc;
-    cl_int err = gemm_set_standard_args(kern, g);
-    if (err != CL_SUCCESS) {
-        clReleaseKernel(kern);
-        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched)");
-    }
-    /* 64 x 64 tiles of C, 16 x 16 work-items each. */
-    size_t local[3] = { 16, 16, 1 };
-    size_t global[3] = { (g->n + 63) / 64 * 16, (g->m + 63) / 64 * 16, g->batch };
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
-    clReleaseKernel(kern);
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched)");
-    return CLATTN_OK;
+    struct cpu_tiles t;
+    int env = builtin_env(&t);
+    if (env < 0)
+        return env;
+    if (env == BUILTIN_ENV_GPU || (env == BUILTIN_ENV_UNSET && !ctx->dev.is_cpu))
+        return enqueue_gpu(ctx, g);
+    if (env != BUILTIN_ENV_CPU_TILES)
+        cpu_default_tiles(&ctx->dev, g, &t);
+    return enqueue_cpu(ctx, g, &t);
 }
 
 const struct gemm_backend gemm_builtin = {

@@ -78,24 +78,43 @@ int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t 
     return rc;
 }
 
+/* Rows of up to this many scores stay in the CPU softmax's private buffer
+ * (64 KiB), read from S once. */
+#define SOFTMAX_ROW_CAP 16384
+
 static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_mem scores,
                            cl_mem probs)
 {
     const clattn_shape *s = c->shape;
-    size_t wg = 256;
-    while (wg > ctx->dev.max_wg || (wg > 32 && wg / 2 >= s->kv_len))
-        wg /= 2; /* short rows need few work-items */
-    /* Rows of up to 32 x WG scores stay in registers and S is read once;
-     * longer rows stream through three passes. */
-    const size_t per_item = (s->kv_len + wg - 1) / wg;
-    char per_item_opt[32] = "";
-    if (per_item <= 32)
-        snprintf(per_item_opt, sizeof per_item_opt, " -DPER_ITEM=%zu", per_item);
+    const int cpu = naive_cpu_shaped(ctx);
+    if (cpu < 0)
+        return cpu;
+    size_t wg = 256, cpu_rows = 1;
+    char shape_opt[48] = "";
+    if (cpu) {
+        /* Work-items of their own, each a few rows of one head: about 16
+         * per core, rounded to a power of two (few builds). */
+        const size_t want = 16 * (size_t)(ctx->dev.compute_units ? ctx->dev.compute_units : 1);
+        const size_t rows = s->batch * s->heads * s->q_len;
+        while (cpu_rows < 64 && cpu_rows < s->q_len && rows / (2 * cpu_rows) >= want)
+            cpu_rows *= 2;
+        wg = 1;
+        snprintf(shape_opt, sizeof shape_opt, " -DCPU_ROWS=%zu -DROW_CAP=%d", cpu_rows,
+                 SOFTMAX_ROW_CAP);
+    } else {
+        while (wg > ctx->dev.max_wg || (wg > 32 && wg / 2 >= s->kv_len))
+            wg /= 2; /* short rows need few work-items */
+        /* Rows of up to 32 x WG scores stay in registers and S is read
+         * once; longer rows stream through three passes. */
+        const size_t per_item = (s->kv_len + wg - 1) / wg;
+        if (per_item <= 32)
+            snprintf(shape_opt, sizeof shape_opt, " -DPER_ITEM=%zu", per_item);
+    }
     char opts[192];
     snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d -DQ_LENS=%d "
              "-DLSE_OUT=%d%s%s", wg, c->causal, c->causal_br, c->kv_lens != NULL,
              c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
-             per_item_opt);
+             shape_opt);
     cl_kernel kern;
     int rc = kernel_get(ctx, "softmax.cl", opts, "softmax_rows", &kern);
     if (rc < 0)
@@ -112,9 +131,14 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
     err |= clSetKernelArg(kern, 7, sizeof(cl_mem), &c->q_lens);
     err |= clSetKernelArg(kern, 8, sizeof(cl_mem), &c->lse);
     size_t rows = s->batch * s->heads * s->q_len;
-    size_t global = rows * wg;
+    size_t global[2] = { rows * wg, 1 }, local[2] = { wg, 1 };
+    if (cpu) {
+        global[0] = (s->q_len + cpu_rows - 1) / cpu_rows;
+        global[1] = s->batch * s->heads;
+    }
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &wg, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, cpu ? 2 : 1, NULL, global, local, 0, NULL,
+                                     NULL);
     clReleaseKernel(kern);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "softmax_rows");

@@ -1,0 +1,245 @@
+/*
+ * Device test of the naive path's GEMM (src/naive/gemm.h) on its own, at
+ * sizes the attention cases reach only in part: M, N and K not multiples of
+ * any tile, K = 1, N = 1, d = 256, K beyond a CPU chunk, padded leading
+ * dimensions and batch strides, both op(B), both dtypes, in each shape of
+ * the built-in kernel (CLATTN_BUILTIN_GEMM: the device's, cpu, gpu and CPU
+ * tiles small enough that every edge path runs). C is poisoned (NaN) first,
+ * padding included: every element of the M x N blocks must match a double
+ * reference computed from the stored inputs, and nothing else may change.
+ * Links the library's objects (the GEMM is internal). Exits 77 (skipped)
+ * without an OpenCL device.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+#include "context/context.h"
+#include "naive/gemm.h"
+
+static clattn_ctx *ctx;
+
+struct gemm_case {
+    size_t m, n, k, batch;
+    int trans_b;
+    size_t pad_a, pad_b, pad_c; /* leading dimension beyond the row */
+    size_t gap;                 /* elements between batch entries beyond the matrix */
+};
+
+static const struct gemm_case cases[] = {
+    { 1, 1, 1, 1, 1, 0, 0, 0, 0 },
+    { 1, 1, 1, 1, 0, 0, 0, 0, 0 },
+    { 37, 45, 1, 2, 1, 0, 0, 0, 0 },     /* K = 1 (d = 1, Q K^T) */
+    { 100, 1, 3, 1, 0, 0, 0, 0, 0 },     /* N = 1 (d = 1, P V) */
+    { 13, 29, 300, 3, 0, 1, 2, 3, 5 },   /* K over a chunk, padded, gaps */
+    { 129, 131, 128, 2, 1, 0, 0, 0, 0 }, /* one past the tiles */
+    { 127, 128, 129, 1, 0, 3, 0, 1, 0 },
+    { 47, 61, 256, 1, 1, 0, 0, 0, 0 },   /* d = 256, Q K^T */
+    { 47, 256, 61, 1, 0, 0, 0, 0, 0 },   /* d = 256, P V */
+    { 50, 255, 50, 2, 0, 0, 5, 0, 7 },   /* d = 255 */
+    { 200, 7, 513, 2, 0, 0, 0, 0, 0 },   /* odd d, K past two chunks */
+    { 260, 300, 17, 1, 1, 2, 1, 3, 1 },
+    { 3, 9000, 8, 1, 1, 0, 0, 0, 0 },    /* a long S row */
+    { 3, 8, 9000, 1, 0, 0, 0, 0, 0 },    /* ... and its P V */
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+/* The shapes of the built-in kernel each case runs in. */
+static const char *const shapes[] = {
+    "",                 /* the device's */
+    "cpu",
+    "gpu",
+    "cpu:1x1:1x1:16",   /* one row, one vector, K in chunks of 16 */
+    "cpu:5x3:3x2:32",
+    "cpu:28x1:2x3:48",
+};
+#define N_SHAPES (sizeof shapes / sizeof shapes[0])
+
+static uint64_t rng = 88172645463325252ull;
+static float uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* A host copy of a matrix batch in the storage dtype; values in [-1, 1),
+ * read back through the dtype (fp16 rounded) for the reference. */
+struct mat {
+    size_t elems;
+    void *host;
+    double *value;
+    cl_mem buf;
+};
+
+static void mat_make(struct mat *x, size_t elems, clattn_dtype dt, int poison)
+{
+    const size_t es = clattn_dtype_size(dt);
+    x->elems = elems;
+    x->host = malloc(elems * es);
+    x->value = malloc(elems * sizeof(double));
+    assert_non_null(x->host);
+    assert_non_null(x->value);
+    for (size_t i = 0; i < elems; i++) {
+        const float f = poison ? NAN : uniform();
+        if (dt == CLATTN_F16) {
+            uint16_t h = clattn_f32_to_f16(f);
+            ((uint16_t *)x->host)[i] = h;
+            x->value[i] = clattn_f16_to_f32(h);
+        } else {
+            ((float *)x->host)[i] = f;
+            x->value[i] = f;
+        }
+    }
+    cl_int err;
+    x->buf = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                            elems * es, x->host, &err);
+    assert_int_equal(err, CL_SUCCESS);
+}
+
+static void mat_free(struct mat *x)
+{
+    clReleaseMemObject(x->buf);
+    free(x->host);
+    free(x->value);
+}
+
+static double read_back(const void *host, size_t i, clattn_dtype dt)
+{
+    return dt == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)host)[i])
+                            : ((const float *)host)[i];
+}
+
+static void check_case(const struct gemm_case *t, clattn_dtype dt, const char *shape)
+{
+    struct gemm_desc g = {
+        .m = t->m, .n = t->n, .k = t->k, .batch = t->batch, .alpha = 0.375f,
+        .trans_b = t->trans_b, .dtype = dt,
+        .lda = t->k + t->pad_a, .ldb = (t->trans_b ? t->k : t->n) + t->pad_b,
+        .ldc = t->n + t->pad_c,
+    };
+    g.a_stride = t->m * g.lda + t->gap;
+    g.b_stride = (t->trans_b ? t->n : t->k) * g.ldb + t->gap;
+    g.c_stride = t->m * g.ldc + t->gap;
+    struct mat a, b, c;
+    mat_make(&a, g.a_stride * t->batch, dt, 0);
+    mat_make(&b, g.b_stride * t->batch, dt, 0);
+    mat_make(&c, g.c_stride * t->batch, dt, 1);
+    g.a = a.buf;
+    g.b = b.buf;
+    g.c = c.buf;
+    setenv("CLATTN_BUILTIN_GEMM", shape, 1);
+    int rc = gemm_enqueue(ctx, &g, 0);
+    if (rc < 0)
+        fail_msg("gemm_enqueue: %s: %s", clattn_error_name(rc), clattn_last_error_detail());
+    const size_t es = clattn_dtype_size(dt);
+    assert_int_equal(clEnqueueReadBuffer(ctx->queue, c.buf, CL_TRUE, 0, c.elems * es, c.host, 0,
+                                         NULL, NULL), CL_SUCCESS);
+    size_t bad = 0, written_outside = 0;
+    double worst = 0;
+    for (size_t e = 0; e < t->batch; e++) {
+        for (size_t i = 0; i < t->m; i++) {
+            for (size_t j = 0; j < g.ldc; j++) {
+                const size_t at = e * g.c_stride + i * g.ldc + j;
+                if (at >= c.elems)
+                    break;
+                const double got = read_back(c.host, at, dt);
+                if (j >= t->n) {
+                    written_outside += !isnan(got);
+                    continue;
+                }
+                double ref = 0, mag = 0;
+                for (size_t k = 0; k < t->k; k++) {
+                    const double x = a.value[e * g.a_stride + i * g.lda + k];
+                    const double y = t->trans_b ? b.value[e * g.b_stride + j * g.ldb + k]
+                                                : b.value[e * g.b_stride + k * g.ldb + j];
+                    ref += x * y;
+                    mag += fabs(x * y);
+                }
+                ref *= g.alpha;
+                mag *= g.alpha;
+                /* fp32 accumulation; fp16 rounds the result once more (half
+                 * an ulp: 2^-11 relative, 2^-25 among the subnormals). */
+                double tol = 2e-6 * mag + 1e-30;
+                if (dt == CLATTN_F16)
+                    tol += fabs(ref) / 2048 + 0x1p-25;
+                const double err = fabs(got - ref);
+                if (!(err <= tol))
+                    bad++;
+                if (err / (tol > 0 ? tol : 1) > worst)
+                    worst = err / (tol > 0 ? tol : 1);
+            }
+        }
+        /* The gap after each batch entry stays poisoned. */
+        for (size_t at = e * g.c_stride + t->m * g.ldc; at < (e + 1) * g.c_stride && at < c.elems;
+             at++)
+            written_outside += !isnan(read_back(c.host, at, dt));
+    }
+    if (bad || written_outside)
+        fail_msg("%s M=%zu N=%zu K=%zu batch=%zu trans_b=%d %s: %zu wrong (worst %.2f x tol), "
+                 "%zu written outside C", shape[0] ? shape : "(device)", t->m, t->n, t->k,
+                 t->batch, t->trans_b, dt == CLATTN_F16 ? "fp16" : "fp32", bad, worst,
+                 written_outside);
+    mat_free(&a);
+    mat_free(&b);
+    mat_free(&c);
+}
+
+static void test_gemm_cases(void **state)
+{
+    (void)state;
+    for (size_t s = 0; s < N_SHAPES; s++)
+        for (size_t i = 0; i < N_CASES; i++)
+            for (int dt = 0; dt < 2; dt++)
+                check_case(&cases[i], dt ? CLATTN_F16 : CLATTN_F32, shapes[s]);
+    unsetenv("CLATTN_BUILTIN_GEMM");
+}
+
+/* A tile string the kernel cannot take is an error, not a silent default. */
+static void test_bad_tiles(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "cpu:0x1:1x1:16", "cpu:12x3:1x1:16", "cpu:1x1:1x1:20",
+                                       "gpu:8", "CPU", "cpu:1x1:1x1",
+                                       "cpu:16x2:64x4:1024" /* 5 MiB of tiles */ };
+    struct gemm_case t = { 4, 4, 4, 1, 1, 0, 0, 0, 0 };
+    struct mat a, b, c;
+    mat_make(&a, 16, CLATTN_F32, 0);
+    mat_make(&b, 16, CLATTN_F32, 0);
+    mat_make(&c, 16, CLATTN_F32, 1);
+    struct gemm_desc g = { .m = t.m, .n = t.n, .k = t.k, .batch = 1, .alpha = 1, .trans_b = 1,
+                           .dtype = CLATTN_F32, .a = a.buf, .b = b.buf, .c = c.buf,
+                           .lda = 4, .ldb = 4, .ldc = 4, .a_stride = 16, .b_stride = 16,
+                           .c_stride = 16 };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("CLATTN_BUILTIN_GEMM", bad[i], 1);
+        assert_int_equal(gemm_enqueue(ctx, &g, 0), CLATTN_EINVAL);
+    }
+    unsetenv("CLATTN_BUILTIN_GEMM");
+    mat_free(&a);
+    mat_free(&b);
+    mat_free(&c);
+}
+
+int main(void)
+{
+    if (clattn_open(&ctx, NULL) < 0) {
+        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_cases),
+        cmocka_unit_test(test_bad_tiles),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    clattn_close(&ctx);
+    return rc;
+}
