@@ -145,19 +145,41 @@ static int plan_tiles(clattn_ctx *ctx, const struct attention_call *c, struct fu
     return default_plan(&ctx->dev, s, rows, opts, plan);
 }
 
-/* Enough work-groups to fill the device: a GPU wants about 64 resident
- * threads per compute unit's worth of work several times over; a CPU a few
- * groups per core. */
-static size_t target_groups(const struct device_facts *dev, size_t local)
+static size_t pow2_floor(size_t x)
 {
-    const size_t cus = dev->compute_units ? dev->compute_units : 1;
-    if (dev->is_cpu)
-        return 4 * cus;
-    size_t per_cu = 2048 / (local ? local : 1);
-    return cus * (per_cu < 2 ? 2 : per_cu > 16 ? 16 : per_cu);
+    size_t r = 1;
+    while (2 * r <= x)
+        r *= 2;
+    return r;
 }
 
-#define SPLITS_MAX 128
+/* How many chunks to split each sequence's keys into when the caller leaves
+ * it to the library. A CPU wants a few groups per core. A GPU whose groups
+ * already give every compute unit 1024 work-items is full: a split then only
+ * adds the combine (fp16 prefill at N = 1024 on the H200 lost 45% to 2 of
+ * them). Below that, about 8 groups per compute unit, with chunks of about
+ * 2048 keys on long sequences -- what the H200's decode sweep (docs/
+ * PERFORMANCE.md) ran fastest: 16 chunks for 64 groups at 4096 and 16384
+ * keys, 32 at 65536, 64 for 8 groups at 131072, 8 for 128 groups of a
+ * chunked prefill. */
+static size_t auto_splits(const struct device_facts *dev, size_t groups, size_t local,
+                          size_t kv_len)
+{
+    const size_t cus = dev->compute_units ? dev->compute_units : 1;
+    if (dev->is_cpu) {
+        const size_t target = 4 * cus;
+        return groups >= target ? 1 : (target + groups - 1) / groups;
+    }
+    if (groups * local >= 1024 * cus)
+        return 1;
+    const size_t fill = pow2_floor((8 * cus + groups - 1) / groups);
+    const size_t by_length = pow2_floor(kv_len >= 2048 ? kv_len / 2048 : 1);
+    const size_t cap = by_length > 16 ? by_length : 16;
+    const size_t splits = fill < cap ? fill : cap;
+    return splits > by_length ? splits : by_length;
+}
+
+#define SPLITS_MAX 256
 
 /* Split-KV: when the row tiles alone cannot fill the device, each
  * sequence's keys go to several groups, each chunk at least two key blocks. */
@@ -170,8 +192,7 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     const size_t groups = plan->n_rtiles * s->batch * s->kv_heads;
     size_t splits = c->opts->split_kv;
     if (splits == 0) {
-        const size_t target = target_groups(dev, plan->local);
-        splits = groups >= target ? 1 : (target + groups - 1) / groups;
+        splits = auto_splits(dev, groups, plan->local, s->kv_len);
         if (splits > blocks / 2)
             splits = blocks / 2;
     }

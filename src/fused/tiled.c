@@ -104,6 +104,18 @@ static const struct fused_tiles candidates[] = {
     { 64, 32, 4 },   { 128, 64, 8 }, { 32, 64, 4 },  { 32, 32, 2 },  { 16, 32, 1 },
 };
 
+/* The H200's fastest (docs/PERFORMANCE.md): 128 x 64 with 8 rows per item
+ * at d <= 64, 128 x 128 x 8 above (K and V then share a tile); devices
+ * that cannot take them fall back to the candidates in order. */
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
+                          struct fused_tiles *out)
+{
+    (void)dev;
+    (void)rows;
+    *out = s->head_dim <= 64 ? (struct fused_tiles){ 128, 64, 8 }
+                             : (struct fused_tiles){ 128, 128, 8 };
+}
+
 /* $CLATTN_TILED_KV_SHARED=0|1 forces K and V apart or together (for
  * measuring it); else they share a tile only where two do not fit. */
 static int kv_shared_forced(void)
@@ -180,6 +192,7 @@ const struct fused_kernel fused_tiled = {
     .not_preferred = not_preferred,
     .candidates = candidates,
     .n_candidates = sizeof candidates / sizeof candidates[0],
+    .default_tiles = default_tiles,
     .configure = configure,
     .options = options,
 };

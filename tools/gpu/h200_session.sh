@@ -29,7 +29,7 @@ tf() {
     python3 - "$line" "$*" <<'EOF' | tee -a "$S"
 import json, statistics, sys
 r = json.loads(sys.argv[1])
-print("## clattn %-40s %-28s %9.4f ms  splits %s" % (sys.argv[2][:40], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"]))
+print("## clattn %-52s %-28s %9.4f ms  splits %s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"]))
 EOF
 }
 
@@ -69,30 +69,64 @@ for stage in "$@"; do
         unset CLATTN_BUILD_LOG_DIR ;;
     tiled)
         say "stage tiled"
-        for dt in fp32 fp16; do
-            timeout 200 $c tune --kernel tiled -d 64,128 -B 8 -H 32 -N 4096 --dtype $dt --causal no \
-                --seconds 0.1 --no-save >"$out/logs/tune_tiled_$dt.txt" 2>&1
-            grep -E "TFLOP|best|WRONG|failed" "$out/logs/tune_tiled_$dt.txt" | sed "s/^/## $dt /" | tee -a "$S"
+        for v in fp32:128:0 fp32:128:1 fp32:64: fp16:128: fp16:64:; do
+            IFS=: read -r dt d sh <<<"$v"
+            CLATTN_TILED_KV_SHARED=$sh timeout 150 $c tune --kernel tiled -d $d -B 8 -H 32 -N 4096 \
+                --dtype $dt --causal no --seconds 0.05 --no-save >"$out/logs/tune_tiled_$dt$d$sh.txt" 2>&1
+            grep -E "TFLOP|best|WRONG|failed" "$out/logs/tune_tiled_$dt$d$sh.txt" | grep -v "local memory\|floats per" |
+                sed "s/^/## $dt kv_shared=${sh:-auto} /" | tee -a "$S"
         done
-        torch_cases 8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0 8,32,32,4096,4096,64,32,1 \
-                    8,32,32,4096,4096,128,16,0 ;;
+        torch_cases 8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0 ;;
+    gemm)
+        say "stage gemm"
+        for dt in fp16 fp32; do
+            CLATTN_NV_GEMM=off timeout 100 build/tests/perf/time_naive 8,32,32,4096,4096,128 $dt none builtin 5 2>&1 | tail -2 | tee -a "$S"
+        done
+        CLATTN_NV_GEMM=off timeout 120 build/tests/test_gemm >"$out/logs/test_gemm_nvoff.log" 2>&1; say "test_gemm (tensor cores off) exit $?" ;;
     decode)
         say "stage decode"
         for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
                      64,32,8,1,4096,128; do
-            tf $shape fp16 none auto 20 5
+            for sp in 0 16 64 256; do tf $shape fp16 none auto 10 3 0 $sp; done
         done
-        tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 5
-        tf 8,32,8,1,65536,128 fp16 none portable 5 3
+        for sp in 0 8 32; do tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3 0 $sp; done
         torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
                     1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 ;;
     prefill)
+        # This commit's fused path beside an older build's (build-before/,
+        # carried when present), interleaved, then PyTorch.
         say "stage prefill"
-        for n in 1024 4096 16384; do
-            tf 8,32,32,$n,$n,128 fp16 none auto 5 5
-            tf 8,32,32,$n,$n,128 fp16 top-left auto 5 5
+        for round in 1; do
+            for b in build build-before; do
+                [ -x $b/tools/clattn ] || continue
+                timeout 200 $b/tools/clattn bench --path fused -N 1024,4096,16384 --causal both \
+                    --reps-seconds 0.3 >"$out/logs/prefill_${b}_$round.txt" 2>&1
+                grep -E "^ *[0-9]+ +(no|yes) +fused" "$out/logs/prefill_${b}_$round.txt" |
+                    awk -v b=$b -v r=$round '{print "## prefill " b " round " r ": N=" $1 " causal=" $2 " " $4 " " $5 " median_ms=" $7 " TFLOP/s=" $9}' | tee -a "$S"
+            done
         done
         PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 2>&1 | tee -a "$S" ;;
+    final)
+        # The defaults as shipped: decode and chunked prefill (auto splits),
+        # the tiled kernel's default tiles, prefill beside the older build;
+        # PyTorch in the same call.
+        say "stage final"
+        for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
+                     64,32,8,1,4096,128; do
+            tf $shape fp16 none auto 10 3
+        done
+        tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3
+        for d in 64 128; do for dt in fp32 fp16; do tf 8,32,32,4096,4096,$d $dt none tiled 2 3; done; done
+        for b in build build-before build; do
+            timeout 100 $b/tools/clattn bench --path fused -N 1024,4096 --causal both \
+                --reps-seconds 0.2 >"$out/logs/final_prefill_$b.txt" 2>&1
+            grep -E "^ *[0-9]+ +(no|yes) +fused" "$out/logs/final_prefill_$b.txt" |
+                awk -v b=$b '{print "## prefill " b ": N=" $1 " causal=" $2 " " $4 " " $5 " median_ms=" $7 " TFLOP/s=" $9}' | tee -a "$S"
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
+                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 \
+                    8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0
+        PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096 2>&1 | grep -v naive_skip | tee -a "$S" ;;
     *) say "unknown stage $stage" ;;
     esac
 done
