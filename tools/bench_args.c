@@ -351,6 +351,12 @@ static void describe_preset(bench_config *c, int scaled)
         return;
     }
     const clattn_shape *f = &c->model_cases[0].shape;
+    size_t most_b = 0, most_k = 0;
+    for (size_t i = 0; i < c->n_model_cases; i++) {
+        const clattn_shape *m = &c->model_cases[i].shape;
+        most_b = m->batch > most_b ? m->batch : most_b;
+        most_k = m->kv_len > most_k ? m->kv_len : most_k;
+    }
     if (seed)
         snprintf(c->preset_note, sizeof c->preset_note,
                  "the device is not a GPU, so B=%zu H=%zu at N = %s are measured (the seed's "
@@ -360,9 +366,10 @@ static void describe_preset(bench_config *c, int scaled)
     else
         snprintf(c->preset_note, sizeof c->preset_note,
                  "the device is not a GPU, so H=%zu Hkv=%zu at Nk = %s are measured; the full "
-                 "decode shapes (H=%zu Hkv=%zu d=%zu, up to B=64 and 131072 keys) follow as "
+                 "decode shapes (H=%zu Hkv=%zu d=%zu, up to B=%zu and %zu keys) follow as "
                  "model-only rows",
-                 s->heads, s->kv_heads, lens, f->heads, f->kv_heads, f->head_dim);
+                 s->heads, s->kv_heads, lens, f->heads, f->kv_heads, f->head_dim, most_b,
+                 most_k);
     if (seed)
         snprintf(c->model_title, sizeof c->model_title,
                  "the seed's full shape B=%zu H=%zu d=%zu %s on this device: model only, not "
