@@ -318,7 +318,7 @@ static void print_kv_lens(const struct predict_args *a, const clattn_batch_block
     const size_t shown = a->n_kv_lens > 16 ? 16 : a->n_kv_lens;
     for (size_t b = 0; b < shown; b++)
         printf("%s%u", b ? "," : " ", a->kv_lens[b]);
-    printf("%s (%" PRIu64 " empty: their rows are zeros, their Q is not read)\n",
+    printf("%s (%" PRIu64 " empty: their rows are zeros; the model charges their O alone)\n",
            shown < a->n_kv_lens ? ",..." : "", bb->empty_sequences);
 }
 
