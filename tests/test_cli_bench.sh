@@ -1,10 +1,14 @@
 #!/bin/sh
-# End-to-end test of `clattn bench`: a usage error is refused before any
-# device work; a tiny benchmark on the default device exits 0, writes JSON
-# that parses and CSV with one line per row, and every row ran and passed its
-# check against the CPU reference; a shape far beyond any device is reported
-# as predicted out of memory without being run; and, when matplotlib is
-# importable, tools/plot_bench.py turns the JSON into PNGs.
+# End-to-end test of `clattn bench`: usage errors are refused before any
+# device work; on a fresh cache the first bench measures the device's
+# ceilings and saves them (the next one reuses them); a tiny benchmark on the
+# default device exits 0, writes JSON that parses and CSV with one line per
+# row, and every row ran and passed its check against the CPU reference;
+# decoding rows (one query, per-sequence lengths with an empty sequence,
+# split-KV) and bottom-right rows checked by samples pass too, with the
+# model's bytes as the decode formula gives them; a shape far beyond any
+# device is reported as predicted out of memory without being run; and, when
+# matplotlib is importable, tools/plot_bench.py turns the JSON into PNGs.
 #
 # Usage: test_cli_bench.sh path/to/clattn [path/to/plot_bench.py]
 # Exit: 0 pass, 1 fail, 77 skip (no python3, or no OpenCL device).
@@ -23,6 +27,11 @@ command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 cd "$dir"
+# Measured ceilings and tuned tiles go to a cache of the test's own, which
+# starts empty; PoCL's compiled kernels stay where they were (it keeps them
+# under $XDG_CACHE_HOME too, and recompiling them would take minutes).
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}"
+export XDG_CACHE_HOME="$dir/cache"
 
 fail() {
     echo "FAIL: $*" >&2
@@ -48,6 +57,24 @@ bench -N 8,,16
 bench -N 8 --json nodir/out.json
 [ "$rc" -ne 0 ] || fail "--json into a missing directory succeeded"
 [ ! -s stdout ] || fail "--json into a missing directory ran the bench"
+# --kv-lens: one length per sequence, none above a row's Nk.
+bench -B 2 -N 8 --kv-lens 1
+[ "$rc" -eq 2 ] && grep -q "kv-lens gives 1 lengths; the rows have B = 2" stderr ||
+    fail "--kv-lens with too few lengths: exit status $rc"
+bench -B 2 -N 8,16 --kv-lens 3,9
+[ "$rc" -eq 2 ] && grep -q "sequence 1 has 9 keys, more than the Nk = 8" stderr ||
+    fail "--kv-lens above Nk: exit status $rc"
+bench -B 1 -N 8 --kv-lens 1,x
+[ "$rc" -eq 2 ] || fail "--kv-lens that does not parse: exit status $rc"
+bench -N 8 --kv-len 16
+[ "$rc" -eq 2 ] || fail "-N and --kv-len together: exit status $rc"
+bench -N 8 --split-kv -1
+[ "$rc" -eq 2 ] || fail "bad --split-kv: exit status $rc"
+bench --preset prefill
+[ "$rc" -eq 2 ] && grep -q "known: seed, decode" stderr || fail "unknown --preset"
+bench -N 8 --check often
+[ "$rc" -eq 2 ] || fail "bad --check: exit status $rc"
+[ ! -d cache/clattn ] || fail "a usage error measured the device"
 echo "ok: usage errors"
 
 # Outputs refused before the bench runs: a symbolic link to a regular file
@@ -72,13 +99,21 @@ fi
 
 # ------------------------------------------------------------ a tiny bench
 # N not a multiple of any tile; GQA (H=2 over Hkv=1); both masks and paths.
+# The first bench on this (empty) cache measures the ceilings and saves them.
 bench -B 1 -H 2 --kv-heads 1 -d 16 -N 33,70 --reps-seconds 0 --json out.json --csv out.csv
 [ "$rc" -eq 0 ] || fail "tiny bench: exit status $rc"
-grep -q "^\[8/8\] N=70 causal fused" stderr || fail "no progress counter on stderr"
+grep -q "^\[8/8\] B=1 Nq=70 Nk=70 causal fused" stderr || fail "no progress counter on stderr"
 grep -q "ceilings used by the model" stdout || fail "no ceilings in the header"
+grep -q "^ceilings: no measured ceilings were saved for this device: measured them" stdout ||
+    fail "a fresh cache: the ceilings were not measured"
+ls cache/clattn/*.txt >/dev/null 2>&1 || fail "the measured ceilings were not saved"
+grep -q "bandwidth .*(measured)" stdout || fail "the bandwidth is not the measured one"
 python3 - <<'PY' || fail "tiny bench: JSON"
 import json, sys
 d = json.load(open("out.json"))
+assert (d["tool"], d["command"]) == ("clattn", "bench"), d["tool"]
+assert d["ceilings"]["bandwidth"]["source"] == "measured", d["ceilings"]
+assert "measured them" in d["ceilings_note"], d["ceilings_note"]
 rows = d["rows"]
 assert len(rows) == 8, "want 8 rows, got %d" % len(rows)
 for key in ("name", "driver"):
@@ -96,11 +131,68 @@ for r in rows:
         assert r["speedup_measured"] > 0 and r["speedup_ideal"] >= 1, what
     # Q, K, V, O (+ S and P on the naive path): never more than the plan.
     assert r["mem_allocated_bytes"] <= r["mem_predicted_bytes"], what + ": memory"
+    assert r["n"] == r["kv_len"] == r["q_len"] and r["kv_lens"] is None, what
+    assert r["predicted_s"] > 0 and r["bandwidth_fraction"] > 0, what + ": no prediction"
 print("ok: tiny bench: %d rows verified" % len(rows))
 PY
 [ "$(wc -l <out.csv)" -eq 9 ] || fail "CSV: want a header and 8 rows"
 ls out.json.tmp.* out.csv.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 echo "ok: CSV"
+
+# --------------------------------------------------------------- decoding
+# One query over 40 and 100 keys, three sequences of 0, 33 and 40 keys, two
+# split-KV chunks: the saved ceilings are reused, every row is checked in
+# full (the empty sequence's rows must be zeros), and the model's bytes are
+# Q of the sequences with keys, O of all, K and V of each sequence's own
+# length, and the split workspace written and read.
+bench -B 3 -H 4 --kv-heads 2 -d 16 --q-len 1 --kv-len 40,100 --kv-lens 0,33,40 \
+    --split-kv 2 --path fused --causal no --reps-seconds 0 --json dec.json --csv dec.csv
+[ "$rc" -eq 0 ] || fail "decoding bench: exit status $rc"
+grep -q "measured them" stdout && fail "the saved ceilings were measured again"
+grep -q "per-sequence keys (--kv-lens): 0,33,40" stdout || fail "decoding: no kv_lens in the header"
+python3 - <<'PY' || fail "decoding bench: JSON"
+import json
+rows = json.load(open("dec.json"))["rows"]
+assert [r["kv_len"] for r in rows] == [40, 100], rows
+for r in rows:
+    what = "Nk=%d" % r["kv_len"]
+    assert r["status"] == "ok" and r["check_ok"] is True and r["check"] == "full", what
+    assert r["stray_outputs"] == 0 and r["nan_count"] == 0, what
+    assert r["n"] == r["kv_len"] and r["q_len"] == 1 and r["kv_lens"] == [0, 33, 40], what
+    assert r["split_kv"] == 2 and r["splits"] == 2 == r["planned_splits"], what + ": splits"
+    e, h, hkv, d, b = 2, 4, 2, 16, 3
+    ws = b * h * 1 * r["splits"] * (d + 2) * 4
+    assert r["split_workspace_bytes"] == ws, what + ": workspace"
+    want = 2 * h * d * e + 3 * h * d * e + 2 * (33 + 40) * hkv * d * e + 2 * ws
+    assert r["model_bytes"] == want, "%s: model bytes %d, want %d" % (what, r["model_bytes"], want)
+    assert r["useful_flops"] == 4 * d * h * (33 + 40), what + ": useful FLOPs"
+    assert r["predicted_s"] > 0 and 0 < r["bandwidth_fraction"], what + ": prediction"
+    assert abs(r["gbps"] * 1e9 * r["time_median_s"] - r["model_bytes"]) < 1e-3 * want, what
+print("ok: decoding bench: %d rows verified" % len(rows))
+PY
+head -1 dec.csv | grep -q ",q_len,kv_len,splits,bandwidth_fraction,kv_lens," ||
+    fail "decoding CSV: no decode columns"
+[ "$(grep -c ',0;33;40,' dec.csv)" -eq 2 ] || fail "decoding CSV: kv_lens cells"
+
+# Five queries, bottom-right aligned to each sequence's length (3 keys: two
+# rows see nothing), checked on sampled rows only; and top-left beside it.
+bench -B 2 -H 2 --kv-heads 1 -d 8 --q-len 5 -N 24 --kv-lens 3,24 --causal bottom-right \
+    --check sampled --reps-seconds 0 --json br.json
+[ "$rc" -eq 0 ] || fail "bottom-right sampled bench: exit status $rc"
+bench -B 2 -H 2 --kv-heads 1 -d 8 --q-len 5 -N 24 --kv-lens 3,24 --causal yes \
+    --check sampled --reps-seconds 0 --json tl.json
+[ "$rc" -eq 0 ] || fail "top-left sampled bench: exit status $rc"
+python3 - <<'PY' || fail "sampled benches: JSON"
+import json
+for name, mask in (("br.json", "bottom-right"), ("tl.json", "top-left")):
+    rows = json.load(open(name))["rows"]
+    assert len(rows) == 2, name
+    for r in rows:
+        assert r["causal"] == mask and r["status"] == "ok" and r["check_ok"], r
+        assert r["check"] == "4 samples x 5 rows", r["check"]
+print("ok: sampled checks under both alignments")
+PY
+echo "ok: decoding"
 
 # ------------------------------------------ outputs that are not regular files
 # Written in place, never replaced: JSON into a FIFO, CSV into a device node

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -518,6 +519,264 @@ static void max_alloc_verdict(void **state)
     assert_int_equal(n, 11585);
 }
 
+/* ------------------------------------------------------------- decoding */
+
+/* docs/MODEL.md's worked example: B=8, H=32, Hkv=8, one query over 65,536
+ * keys, d=128, fp16, on 4.6 TB/s and 989 TFLOP/s. */
+static void decode_worked_example(void **state)
+{
+    (void)state;
+    clattn_model_device dev = seed_device();
+    dev.bandwidth = 4.6e12;
+    dev.peak_flops = 989e12;
+    clattn_model_problem p = problem_of(shape_of(8, 32, 8, 1, 65536, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    const uint64_t q = 8 * 32 * 1 * 128 * 2;              /* 64 KiB, O as much */
+    const uint64_t kv = 2ull * 8 * 8 * 65536 * 128 * 2;    /* K and V: 2 GiB */
+    assert_int_equal(q, 64 * KiB);
+    assert_int_equal(kv, 2 * GiB);
+    assert_int_equal(pr.fused.bytes, 2 * q + kv); /* 2,147,614,720 */
+    assert_true(pr.fused.flops == 4.0 * 128 * 8 * 32 * 65536);
+    assert_int_equal(pr.fused.bound, CLATTN_BOUND_MEMORY);
+    assert_true(fabs(pr.fused.time_s - 2147614720.0 / 4.6e12) < 1e-15);
+    assert_int_equal((long)lround(pr.fused.time_s * 1e6), 467); /* 0.467 ms */
+    assert_int_equal(pr.fused.launches, 1);
+    assert_int_equal(pr.batch.kv_rows_read, 8 * 65536);
+    assert_int_equal(pr.batch.split_workspace_bytes, 0);
+
+    /* 32 chunks: B*H*Nq*32*(128+2)*4 = 4,259,840 bytes written and read, a
+     * second launch, and the workspace in the memory plan. */
+    p.splits = 32;
+    dev.launch_latency_s = 4e-6;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    const uint64_t ws = 8 * 32 * 1 * 32 * 130 * 4;
+    assert_int_equal(ws, 4259840);
+    assert_int_equal(pr.batch.split_workspace_bytes, ws);
+    assert_int_equal(pr.fused.bytes, 2 * q + kv + 2 * ws);
+    assert_int_equal(pr.fused.launches, 2);
+    assert_true(fabs(pr.fused.time_s - ((2147614720.0 + 2 * 4259840.0) / 4.6e12 + 8e-6)) <
+                1e-15);
+    assert_int_equal(pr.fused.memory.workspace_bytes, ws);
+    assert_int_equal(pr.fused.memory.peak_bytes, 2 * q + kv + ws);
+    /* The caller's own fused workspace adds to the split's. */
+    p.fused_workspace_bytes = 1000;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused.memory.workspace_bytes, ws + 1000);
+    /* The naive path neither splits nor changes. */
+    assert_int_equal(pr.naive.launches, 3);
+    assert_int_equal(pr.naive.bytes, pr.traffic.naive_bytes);
+
+    /* Half the sequences hold 16,384 keys: K and V shrink to 327,680 rows of
+     * 8 x 128 x 2 bytes each, 0.292 ms. */
+    static const uint32_t lens[] = { 65536, 65536, 65536, 65536, 16384, 16384, 16384, 16384 };
+    p.splits = 0;
+    p.fused_workspace_bytes = 0;
+    p.kv_lens = lens;
+    dev.launch_latency_s = 0;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused.bytes, 2ull * 327680 * 2048 + 2 * q);
+    assert_int_equal(pr.fused.bytes, 1342308352);
+    assert_int_equal((long)lround(pr.fused.time_s * 1e6), 292);
+}
+
+/* Per-sequence lengths, no mask: B=4, H=4, Hkv=2, Nq=1, Nk=100, d=16, fp16,
+ * lengths 100, 0, 37, 1. */
+static void decode_kv_lens_by_hand(void **state)
+{
+    (void)state;
+    static const uint32_t lens[] = { 100, 0, 37, 1 };
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(shape_of(4, 4, 2, 1, 100, 16, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 64, 64);
+    p.kv_lens = lens;
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.batch.empty_sequences, 1);
+    assert_int_equal(pr.batch.kv_rows_read, 138);
+    assert_int_equal(pr.batch.kv_rows_total, 138);
+    assert_int_equal(pr.batch.total_blocks, 2 + 0 + 1 + 1);
+    assert_int_equal(pr.batch.visited_blocks, 4);
+    assert_int_equal(pr.batch.computed_pairs, 138);
+    assert_int_equal(pr.batch.visible_pairs, 138);
+    /* K, V: 138 rows x Hkv 2 x d 16 x 2 bytes each; Q of the three sequences
+     * with keys (4 heads x 16 x 2 bytes each), O of all four. */
+    assert_int_equal(pr.fused.bytes, 2 * 138 * 2 * 16 * 2 + 3 * 128 + 4 * 128);
+    assert_int_equal(pr.fused.bytes, 18560);
+    assert_true(pr.fused.flops == 4.0 * 16 * 4 * 138);
+    assert_true(pr.causal_speedup == 1.0);
+    /* The per-head blocks stay those of a sequence of Nk keys. */
+    assert_int_equal(pr.blocks.kv_rows_read, 100);
+    /* The naive path computes the whole S whatever the lengths. */
+    assert_int_equal(pr.naive.bytes, pr.traffic.naive_bytes);
+
+    /* Every sequence empty: O is written (zeros) and nothing else. */
+    static const uint32_t none[] = { 0, 0, 0, 0 };
+    p.kv_lens = none;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.fused.bytes, 4 * 128);
+    assert_true(pr.fused.flops == 0);
+    assert_int_equal(pr.batch.empty_sequences, 4);
+    assert_int_equal(pr.fused.memory.peak_bytes,
+                     2 * (4 * 4 * 16 * 2) + 2 * (4 * 2 * 100 * 16 * 2)); /* buffers at Nk */
+}
+
+/* Bottom-right aligns to each sequence's own length: B=2, H=2, Hkv=1, Nq=6,
+ * Nk=10, d=8, fp32, tiles 4 x 4, lengths 10 and 3. */
+static void decode_kv_lens_causal_by_hand(void **state)
+{
+    (void)state;
+    static const uint32_t lens[] = { 10, 3 };
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(shape_of(2, 2, 1, 6, 10, 8, CLATTN_F32),
+                                        CLATTN_CAUSAL_BOTTOM_RIGHT, 4, 4);
+    p.kv_lens = lens;
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    /* Sequence 0 (off 4): the by-hand case above, 5 tiles, 52 pairs, 45
+     * visible. Sequence 1 (off 3 - 6 = -3): rows 0..2 see nothing, rows 3..5
+     * see 1, 2, 3 keys; query block 0 is bounded by 4 - 3 = 1 key, block 1
+     * by 8 - 3 = 5 > 3: one 4-key block each, clipped to 3 keys, so 4 x 3 +
+     * 2 x 3 = 18 pairs in 2 tiles. */
+    assert_int_equal(pr.batch.visited_blocks, 5 + 2);
+    assert_int_equal(pr.batch.total_blocks, 2 * 3 + 2 * 1);
+    assert_int_equal(pr.batch.computed_pairs, 52 + 18);
+    assert_int_equal(pr.batch.visible_pairs, 45 + (1 + 2 + 3));
+    assert_int_equal(pr.batch.total_pairs, 60 + 18);
+    assert_int_equal(pr.batch.kv_rows_read, 10 + 3);
+    /* K, V: 13 rows x 8 x 4 bytes each; Q and O of both: 2 x 6 x 8 x 4 each. */
+    assert_int_equal(pr.fused.bytes, 2 * 13 * 32 + 2 * (2 * 384));
+    assert_true(pr.fused.flops == 4.0 * 8 * 2 * 70);
+
+    /* Top-left ignores the lengths' alignment: query i sees j <= i, j < len. */
+    p.causal = CLATTN_CAUSAL_TOP_LEFT;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    /* len 10: query blocks bounded by 4 and 8 keys, 1 and 2 tiles; len 3:
+     * by min(4, 3) and min(8, 3) keys, one tile each. */
+    assert_int_equal(pr.batch.visited_blocks, (1 + 2) + (1 + 1));
+    assert_int_equal(pr.batch.computed_pairs, (4 * 4 + 2 * 8) + (4 * 3 + 2 * 3));
+    assert_int_equal(pr.batch.visible_pairs, (1 + 2 + 3 + 4 + 5 + 6) + (1 + 2 + 3 * 4));
+    assert_int_equal(pr.batch.kv_rows_read, 8 + 3);
+}
+
+/* kv_lens of Nk everywhere is no kv_lens at all. */
+static void decode_full_lengths_change_nothing(void **state)
+{
+    (void)state;
+    static const uint32_t lens[] = { 4096, 4096, 4096, 4096, 4096, 4096, 4096, 4096 };
+    static const clattn_causal modes[] = { CLATTN_CAUSAL_NONE, CLATTN_CAUSAL_TOP_LEFT,
+                                           CLATTN_CAUSAL_BOTTOM_RIGHT };
+    clattn_model_device dev = seed_device();
+    for (size_t m = 0; m < 3; m++) {
+        clattn_model_problem p = problem_of(seed_shape(4096), modes[m], 64, 64);
+        clattn_prediction a, b;
+        assert_int_equal(clattn_model_predict(&p, &dev, &a), CLATTN_OK);
+        p.kv_lens = lens;
+        assert_int_equal(clattn_model_predict(&p, &dev, &b), CLATTN_OK);
+        assert_int_equal(a.fused.bytes, b.fused.bytes);
+        assert_true(a.fused.flops == b.fused.flops);
+        assert_true(a.fused.time_s == b.fused.time_s);
+        assert_true(a.causal_speedup == b.causal_speedup);
+        assert_int_equal(a.batch.visited_blocks, b.batch.visited_blocks);
+        assert_int_equal(a.batch.visited_blocks, 8 * a.blocks.visited_blocks);
+        assert_int_equal(a.batch.visible_pairs, 8 * a.blocks.visible_pairs);
+        assert_int_equal(a.batch.kv_rows_read, 8 * a.blocks.kv_rows_read);
+        assert_int_equal(b.batch.empty_sequences, 0);
+    }
+}
+
+/* Random lengths, both alignments, odd tiles: the batch's sums against the
+ * brute-force count of each sequence's grid. */
+static void decode_kv_lens_against_brute_force(void **state)
+{
+    (void)state;
+    static const clattn_causal modes[] = { CLATTN_CAUSAL_NONE, CLATTN_CAUSAL_TOP_LEFT,
+                                           CLATTN_CAUSAL_BOTTOM_RIGHT };
+    static const size_t tiles[][2] = { { 1, 1 }, { 3, 5 }, { 16, 4 }, { 64, 64 } };
+    const clattn_model_device dev = seed_device();
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 40; round++) {
+        uint32_t lens[5];
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        size_t nq = 1 + (size_t)(rng >> 58), nk = 1 + (size_t)((rng >> 40) % 150);
+        for (int b = 0; b < 5; b++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            lens[b] = (uint32_t)((rng >> 33) % (nk + 1)); /* 0..Nk */
+        }
+        for (size_t m = 0; m < 3; m++)
+            for (size_t t = 0; t < 4; t++) {
+                clattn_model_problem p = problem_of(shape_of(5, 2, 1, nq, nk, 8, CLATTN_F16),
+                                                    modes[m], tiles[t][0], tiles[t][1]);
+                p.kv_lens = lens;
+                clattn_prediction pr;
+                assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+                struct brute sum = { 0 };
+                uint64_t empty = 0, keys = 0;
+                for (int b = 0; b < 5; b++) {
+                    keys += lens[b];
+                    if (!lens[b]) {
+                        empty++;
+                        continue;
+                    }
+                    struct brute r = brute_force(nq, lens[b], tiles[t][0], tiles[t][1], modes[m]);
+                    sum.visited += r.visited;
+                    sum.total += r.total;
+                    sum.computed += r.computed;
+                    sum.visible += r.visible;
+                    sum.kv_read += r.kv_read;
+                }
+                assert_int_equal(pr.batch.empty_sequences, empty);
+                assert_int_equal(pr.batch.visited_blocks, sum.visited);
+                assert_int_equal(pr.batch.total_blocks, sum.total);
+                assert_int_equal(pr.batch.computed_pairs, sum.computed);
+                assert_int_equal(pr.batch.visible_pairs, sum.visible);
+                assert_int_equal(pr.batch.kv_rows_read, sum.kv_read);
+                assert_int_equal(pr.batch.kv_rows_total, keys);
+                /* Q of the sequences with keys, O of all, K and V read. */
+                uint64_t q_seq = 2 * nq * 8 * 2, kv_row = 1 * 8 * 2;
+                assert_int_equal(pr.fused.bytes,
+                                 (5 - empty) * q_seq + 5 * q_seq + 2 * kv_row * sum.kv_read);
+                assert_true(pr.fused.flops == 4.0 * 8 * 2 * (double)sum.computed);
+            }
+    }
+}
+
+static void decode_bad_arguments(void **state)
+{
+    (void)state;
+    static const uint32_t too_long[] = { 10, 11 };
+    static const uint32_t fine[] = { 10, 0 };
+    clattn_model_device dev = seed_device();
+    clattn_model_problem p = problem_of(shape_of(2, 2, 1, 1, 10, 8, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 4, 4);
+    clattn_prediction pr;
+    p.kv_lens = too_long;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "kv_lens[1] = 11"));
+    p.kv_lens = fine;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    p.splits = 11; /* more chunks than keys */
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "splits"));
+    p.splits = 10;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.batch.split_workspace_bytes, 2 * 2 * 1 * 10 * (8 + 2) * 4);
+    p.splits = 1; /* one chunk is no split */
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    assert_int_equal(pr.batch.split_workspace_bytes, 0);
+    assert_int_equal(pr.fused.launches, 1);
+    /* A workspace that wraps 64 bits (2^24 x 2^8 x 2^4 rows x 2^24 chunks x
+     * 258 x 4 bytes) where everything else fits (S is 2^61 bytes). */
+    p = problem_of(shape_of((size_t)1 << 24, 1 << 8, 1, 1 << 4, (size_t)1 << 24, 256,
+                            CLATTN_F16),
+                   CLATTN_CAUSAL_NONE, 64, 64);
+    p.splits = 1;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_OK);
+    p.splits = 1u << 24;
+    assert_int_equal(clattn_model_predict(&p, &dev, &pr), CLATTN_EOVERFLOW);
+}
+
 /* ---------------------------------------------------------- failure paths */
 
 static void bad_arguments(void **state)
@@ -614,6 +873,12 @@ int main(void)
         cmocka_unit_test(causal_prediction),
         cmocka_unit_test(unknown_device),
         cmocka_unit_test(max_alloc_verdict),
+        cmocka_unit_test(decode_worked_example),
+        cmocka_unit_test(decode_kv_lens_by_hand),
+        cmocka_unit_test(decode_kv_lens_causal_by_hand),
+        cmocka_unit_test(decode_full_lengths_change_nothing),
+        cmocka_unit_test(decode_kv_lens_against_brute_force),
+        cmocka_unit_test(decode_bad_arguments),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(overflow),
     };

@@ -1,8 +1,9 @@
 /*
- * clattn bench: what its parts share. cmd_bench.c parses options and walks
- * the rows, bench_run.c measures one row on the device, bench_check.c checks
- * its output against the CPU reference, bench_report.c prints the table and
- * writes the JSON and CSV files.
+ * clattn bench: what its parts share. bench_args.c parses the options and
+ * settles the configuration (with bench_preset.c's presets), cmd_bench.c
+ * opens the device and walks the rows, bench_run.c predicts and measures one
+ * row, bench_check.c checks its output against the CPU reference,
+ * bench_report.c prints the table and writes the JSON and CSV files.
  */
 #ifndef CLATTN_TOOLS_BENCH_H
 #define CLATTN_TOOLS_BENCH_H
@@ -14,25 +15,66 @@
 #include "clattn/clattn.h"
 #include "clattn/device.h"
 
-#define BENCH_MAX_LENS 32
+#define BENCH_MAX_CASES 32        /* -N lengths, or a preset's shapes */
+#define BENCH_MAX_MODEL_CASES 8   /* a scaled preset's full shapes, model only */
+#define BENCH_MAX_BATCH 4096      /* sequences --kv-lens can name */
+#define BENCH_ROWS_PER_CASE 6     /* three masks times two paths */
 
-/* What to run. Every row has Nq = Nk = N. */
+/* The masks a case runs, as bits. */
+enum {
+    BENCH_MASK_NONE = 1,
+    BENCH_MASK_TOP_LEFT = 2,
+    BENCH_MASK_BOTTOM_RIGHT = 4,
+};
+
+/* How each row's output is checked. */
+typedef enum bench_check_mode {
+    BENCH_CHECK_AUTO = 0, /* in full when the reference is cheap, else sampled */
+    BENCH_CHECK_FULL,
+    BENCH_CHECK_SAMPLED,
+} bench_check_mode;
+
+/* One shape and the masks it runs under; its rows share their inputs. */
+typedef struct bench_case {
+    clattn_shape shape;
+    int masks; /* BENCH_MASK_* bits */
+} bench_case;
+
+/* What to run. */
 typedef struct bench_config {
-    size_t batch, heads, kv_heads, head_dim;
-    clattn_dtype dtype;
-    size_t lens[BENCH_MAX_LENS];
-    size_t n_lens;
-    int masks;            /* bit 0: no mask, bit 1: causal (top-left) */
-    int paths;            /* bit 0: naive, bit 1: fused */
-    const char *device;   /* NULL: $CLATTN_DEVICE or the default */
+    bench_case cases[BENCH_MAX_CASES];
+    size_t n_cases;
+    bench_case model_cases[BENCH_MAX_MODEL_CASES]; /* shown model-only, not run */
+    size_t n_model_cases;
+    char model_title[200]; /* the heading of the model-only rows */
+    clattn_dtype dtype;    /* of every case */
+    uint32_t kv_lens[BENCH_MAX_BATCH]; /* --kv-lens: each sequence's keys */
+    size_t n_kv_lens;      /* 0: Nk for every sequence */
+    uint32_t split_kv;     /* --split-kv: options.split_kv (0: the library's choice) */
+    int paths;             /* bit 0: naive, bit 1: fused */
+    const char *device;    /* NULL: $CLATTN_DEVICE or the default */
     const char *json_path, *csv_path;
-    double reps_seconds;  /* target timed duration per row; < 0: automatic */
-    int confirm_oom;      /* run rows predicted not to fit anyway */
+    double reps_seconds;   /* target timed duration per row; < 0: automatic */
+    int confirm_oom;       /* run rows predicted not to fit anyway */
     clattn_fused_kernel fused_kernel; /* --kernel (AUTO by default) */
-    int preset_seed;      /* --preset seed was given */
-    char preset_note[320];/* how the preset was adapted to the device, "" if not */
-    uint64_t seed;        /* random inputs */
+    const char *preset;    /* "seed", "decode" or NULL */
+    char preset_note[400]; /* how the preset was adapted to the device, "" if not */
+    uint64_t seed;         /* random inputs */
+    bench_check_mode check;
 } bench_config;
+
+/* The options as given (0 / NULL: not given), before a device is known. */
+typedef struct bench_args {
+    size_t batch, heads, kv_heads, head_dim, q_len;
+    const char *dtype, *lens, *causal, *paths, *preset, *kv_lens, *check;
+    int split_given;
+    uint32_t split_kv;
+    int confirm_oom;
+    double reps_seconds;
+    size_t seed;
+    const char *device, *json_path, *csv_path;
+    clattn_fused_kernel fused_kernel;
+} bench_args;
 
 /* The device and the ceilings the predictions use. */
 typedef struct bench_device {
@@ -43,6 +85,7 @@ typedef struct bench_device {
     clattn_ceilings ceil;
     clattn_figure peak;   /* FLOP/s used for the dtype (see peak_note) */
     char peak_note[128];  /* "fp16", or why another figure stands in */
+    char ceilings_note[1024]; /* the ceilings were measured now, or could not be */
 } bench_device;
 
 /* Row outcome. */
@@ -58,11 +101,16 @@ typedef enum bench_status {
 
 typedef struct bench_row {
     /* what */
+    size_t case_index;           /* rows of one case share their inputs */
     clattn_shape shape;
     clattn_causal causal;
     clattn_path path;
     clattn_fused_kernel fused_kernel; /* --kernel */
-    size_t block_m, block_n;     /* fused tiles (the causal block accounting) */
+    const uint32_t *kv_lens;     /* B per-sequence lengths, NULL: Nk for all */
+    uint32_t split_kv;           /* options.split_kv */
+    size_t block_m, block_n;     /* the fused kernel's tiles (clattn_plan_fused) */
+    uint32_t planned_splits;     /* the fused plan's key chunks per sequence */
+    uint32_t splits;             /* run_info.splits of the run, 0 if not run */
     char kernel[64];             /* run_info.kernel, "" if not run */
     /* outcome */
     bench_status status;
@@ -73,7 +121,7 @@ typedef struct bench_row {
     double t_median, t_min, t_max; /* seconds */
     /* model */
     double model_flops;          /* the model's FLOPs for the work the path does */
-    double useful_flops;         /* 4 d B H x visible (query, key) pairs */
+    double useful_flops;         /* 4 d H x visible (query, key) pairs of the batch */
     uint64_t model_bytes;        /* the model's traffic for the path */
     double intensity;            /* model_flops / model_bytes */
     double pred_s;               /* roofline time, 0 when n/a */
@@ -81,25 +129,63 @@ typedef struct bench_row {
     clattn_bound bound;
     /* derived from measurement and model */
     double tflops_model, tflops_useful, gbps, ratio;
+    double bandwidth_fraction;   /* gbps / the device's bandwidth, 0 if unknown */
     /* memory */
     uint64_t mem_allocated;      /* run_info.allocated_bytes + Q, K, V, O */
     uint64_t mem_predicted;      /* run_info.predicted_peak_bytes, else the plan */
+    uint64_t split_workspace;    /* the model's split workspace (fused) */
     /* causal blocks and speedup */
-    uint64_t visited_blocks, total_blocks;
-    double speedup_ideal;        /* total / visited tiles (fused), 1 (naive) */
+    uint64_t visited_blocks, total_blocks; /* per head of a sequence of Nk keys */
+    double speedup_ideal;        /* total / visited tiles of the batch (fused), 1 (naive) */
     double speedup_roofline;     /* the model's fused time ratio, 0 if n/a */
     double speedup_measured;     /* no-mask time / causal time, 0 if n/a */
     /* correctness */
     char check_kind[48];         /* "full", "4 samples x 16 rows", "" */
     double max_abs, rel_l2, tol_abs, tol_rel;
     size_t nan_count;
+    size_t stray_count;          /* outputs not exactly 0 in rows that see no key */
     int check_ok;
 } bench_row;
 
+/* ----------------------------------------------------------- bench_args.c */
+
+/* Parses the arguments after "bench". 0: parsed; 1: --help printed; 2: a
+ * usage error (printed). */
+int bench_parse_args(int argc, char **argv, bench_args *a);
+
+/* Settles the configuration for a device that is (or is not) a GPU: the
+ * preset (or plain `clattn bench`'s seed), scaled down where the device is
+ * not a GPU, then the options given, which win. 0, or 2 after printing a
+ * usage error. */
+int bench_resolve_config(const bench_args *a, int is_gpu, bench_config *cfg);
+
+/* ---------------------------------------------------------- bench_preset.c */
+
+/* One shape of a preset; H, Hkv, d are the preset's. */
+typedef struct bench_preset_case {
+    size_t batch, q_len, kv_len;
+    int masks;
+} bench_preset_case;
+
+typedef struct bench_preset {
+    const char *name;         /* "seed", "decode" */
+    size_t heads, kv_heads, head_dim;
+    const bench_preset_case *cases;
+    size_t n_cases;
+    int paths;                /* the paths it runs unless --path says */
+    int masks;                /* the masks rows of -N lengths get unless --causal says */
+} bench_preset;
+
+/* The preset called `name` as a GPU runs it (`scaled` 0) or scaled down for
+ * a device that is not a GPU (`scaled` 1); NULL for an unknown name. */
+const bench_preset *bench_preset_find(const char *name, int scaled);
+/* "seed, decode" */
+const char *bench_preset_names(void);
+
 /* ------------------------------------------------------------ bench_run.c */
 
-/* Inputs of one N on the device, generated on the host (kept there for the
- * reference) and uploaded. */
+/* Inputs of one case on the device, drawn on the device and read back for
+ * the reference. */
 typedef struct bench_inputs {
     clattn_shape shape;
     void *q, *k, *v;               /* host copies, shape.dtype */
@@ -110,8 +196,8 @@ typedef struct bench_inputs {
 /* Fills the model's device figures from the ceilings. */
 void bench_model_device(const bench_device *dev, clattn_model_device *out);
 
-/* Fills the row's model fields (tiles, FLOPs, bytes, prediction, memory
- * plan, OOM verdict) without touching device memory. */
+/* Fills the row's model fields (the fused plan, FLOPs, bytes, prediction,
+ * memory plan, OOM verdict) without touching device memory. */
 int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row);
 
 /* Checks that Q, K, V and O of `shape` fit the device; on failure writes
@@ -135,15 +221,17 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
 /* ---------------------------------------------------------- bench_check.c */
 
 /* Compares the device output of `row` (in->dout after the verification run)
- * with the CPU reference, in full when cheap, else on sampled rows. The
- * reference is cached between the paths of one N and mask. */
-int bench_check_row(clattn_ctx *ctx, bench_inputs *in, bench_row *row);
+ * with the CPU reference: in full when `mode` says so or (AUTO) when that is
+ * cheap, else on sampled rows. The reference is cached between the paths of
+ * one case and mask. */
+int bench_check_row(clattn_ctx *ctx, bench_inputs *in, bench_check_mode mode, bench_row *row);
 /* Drops the cached reference. */
 void bench_check_reset(void);
 
 /* --------------------------------------------------------- bench_report.c */
 
 const char *bench_status_name(bench_status s);
+const char *bench_check_mode_name(bench_check_mode m); /* "auto", "full", "sampled" */
 void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *dev);
 void bench_print_table(FILE *f, const bench_row *rows, size_t n);
 /* Written whole or not at all, or in place on a character device or FIFO

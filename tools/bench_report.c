@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "json.h"
 #include "outfile.h"
 
 const char *bench_status_name(bench_status s)
@@ -27,7 +28,12 @@ const char *bench_status_name(bench_status s)
 
 static const char *mask_name(clattn_causal c)
 {
-    return c == CLATTN_CAUSAL_NONE ? "no" : "yes";
+    return c == CLATTN_CAUSAL_NONE ? "no" : cli_causal_name(c);
+}
+
+const char *bench_check_mode_name(bench_check_mode m)
+{
+    return m == BENCH_CHECK_FULL ? "full" : m == BENCH_CHECK_SAMPLED ? "sampled" : "auto";
 }
 
 /* "13.4 GB/s"-style: value with an SI prefix. */
@@ -57,17 +63,52 @@ static void print_figure(FILE *f, const char *label, clattn_figure fig, const ch
     fprintf(f, "  %-16s %s (%s)\n", label, v, clattn_source_name(fig.source));
 }
 
+/* "none, top-left" */
+static void mask_list(int masks, char *buf, size_t cap)
+{
+    static const char *names[] = { "none", "top-left", "bottom-right" };
+    buf[0] = '\0';
+    for (int m = 0, used = 0; m < 3; m++)
+        if (masks & (1 << m))
+            used += snprintf(buf + used, cap - (size_t)used, "%s%s", used ? ", " : "", names[m]);
+}
+
+static void print_cases(FILE *f, const bench_config *cfg)
+{
+    fprintf(f, "cases (the rows of one case share their inputs):\n");
+    for (size_t i = 0; i < cfg->n_cases; i++) {
+        const clattn_shape *s = &cfg->cases[i].shape;
+        char masks[48];
+        mask_list(cfg->cases[i].masks, masks, sizeof masks);
+        fprintf(f, "  %2zu: B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu %s; masks: %s\n", i + 1,
+                s->batch, s->heads, s->kv_heads, s->q_len, s->kv_len, s->head_dim,
+                cli_dtype_name(s->dtype), masks);
+    }
+    if (cfg->n_kv_lens) {
+        fprintf(f, "per-sequence keys (--kv-lens):");
+        for (size_t b = 0; b < cfg->n_kv_lens && b < 32; b++)
+            fprintf(f, "%s%u", b ? "," : " ", cfg->kv_lens[b]);
+        fprintf(f, "%s\n", cfg->n_kv_lens > 32 ? ",..." : "");
+    } else {
+        fprintf(f, "per-sequence keys: Nk for every sequence\n");
+    }
+    if (cfg->split_kv)
+        fprintf(f, "split-KV: %u chunks per sequence asked for (--split-kv)\n", cfg->split_kv);
+    else
+        fprintf(f, "split-KV: the library's choice\n");
+    fprintf(f, "causal: top-left = key j visible to query i iff j <= i; bottom-right: iff\n"
+               "  j <= i + len - Nq, len the sequence's keys\n");
+}
+
 void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *dev)
 {
     fprintf(f, "clattn %s bench on %s (%s), driver %s, %s\n", clattn_version(), dev->name,
             dev->is_gpu ? "GPU" : "not a GPU", dev->driver, dev->version);
-    fprintf(f, "shape: B=%zu H=%zu Hkv=%zu d=%zu %s, Nq = Nk = N =", cfg->batch, cfg->heads,
-            cfg->kv_heads, cfg->head_dim, cli_dtype_name(cfg->dtype));
-    for (size_t i = 0; i < cfg->n_lens; i++)
-        fprintf(f, "%s%zu", i ? "," : " ", cfg->lens[i]);
-    fprintf(f, "; causal = top-left mask\n");
+    print_cases(f, cfg);
     if (cfg->preset_note[0])
-        fprintf(f, "preset seed: %s\n", cfg->preset_note);
+        fprintf(f, "preset %s: %s\n", cfg->preset, cfg->preset_note);
+    if (dev->ceilings_note[0])
+        fprintf(f, "ceilings: %s\n", dev->ceilings_note);
     fprintf(f, "ceilings used by the model (source):\n");
     print_figure(f, "memory", dev->ceil.global_mem_bytes, "", 1);
     print_figure(f, "max allocation", dev->ceil.max_alloc_bytes, "", 1);
@@ -86,26 +127,29 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
             "  checked), then calls until %.2g s of timed work (at least 3); each call is\n"
             "  clattn_attention_cl + clFinish on a monotonic host clock; median and min-max\n"
             "TFLOP/s: the model's FLOPs for the work the path does (naive: all Nq*Nk pairs;\n"
-            "  fused: every pair of the visited tiles) / median; useful: 4*d*B*H*(visible\n"
-            "  pairs) / median; GB/s: the model's bytes for the path / median\n"
-            "causal x: no-mask time / causal time, same path and N; model x: total / visited\n"
-            "  tiles of the fused kernel (the naive path computes all of S: 1)\n\n",
+            "  fused: every pair of the visited tiles of each sequence) / median; useful:\n"
+            "  4*d*H*(visible pairs of the batch) / median; GB/s: the model's bytes for the\n"
+            "  path / median; of bw: GB/s / the bandwidth ceiling above; splits: the run's\n"
+            "  split-KV chunks per sequence (the plan's for rows not run)\n"
+            "causal x: no-mask time / causal time, same path and case; model x: total /\n"
+            "  visited tiles of the fused kernel (the naive path computes all of S: 1)\n\n",
             target);
 }
 
 /* ------------------------------------------------------------------ table */
 
-enum { COL_N, COL_CAUSAL, COL_PATH, COL_KERNEL, COL_REPS, COL_MEDIAN, COL_SPREAD, COL_TFLOPS,
-       COL_USEFUL, COL_GBPS, COL_PRED, COL_BOUND, COL_RATIO, COL_MEM, COL_SPEEDUP,
-       COL_MODEL_X, COL_CHECK, N_COLS };
+enum { COL_B, COL_NQ, COL_NK, COL_CAUSAL, COL_PATH, COL_KERNEL, COL_SPLITS, COL_REPS,
+       COL_MEDIAN, COL_SPREAD, COL_TFLOPS, COL_USEFUL, COL_GBPS, COL_BW_FRACTION, COL_PRED,
+       COL_BOUND, COL_RATIO, COL_MEM, COL_SPEEDUP, COL_MODEL_X, COL_CHECK, N_COLS };
 
 static const struct {
     const char *title;
     int left;
 } columns[N_COLS] = {
-    { "N", 0 },        { "causal", 1 },  { "path", 1 },      { "kernel", 1 },
-    { "reps", 0 },     { "median ms", 0 }, { "min-max ms", 0 }, { "TFLOP/s", 0 },
-    { "useful", 0 },   { "GB/s", 0 },    { "pred ms", 0 },   { "bound", 1 },
+    { "B", 0 },        { "Nq", 0 },        { "Nk", 0 },         { "causal", 1 },
+    { "path", 1 },     { "kernel", 1 },    { "splits", 0 },     { "reps", 0 },
+    { "median ms", 0 }, { "min-max ms", 0 }, { "TFLOP/s", 0 },  { "useful", 0 },
+    { "GB/s", 0 },     { "of bw", 0 },     { "pred ms", 0 },    { "bound", 1 },
     { "meas/pred", 0 }, { "memory / pred", 0 }, { "causal x", 0 }, { "model x", 0 },
     { "check", 1 },
 };
@@ -133,9 +177,11 @@ static void fmt_check(const bench_row *r, char *buf)
     switch (r->status) {
     case BENCH_OK:
     case BENCH_FAIL:
-        snprintf(buf, CELL, "%s max_abs %.1e rel_l2 %.1e (%s)%s%s",
+        snprintf(buf, CELL, "%s max_abs %.1e rel_l2 %.1e (%s)%s%s%s",
                  r->check_ok ? "ok" : "FAIL", r->max_abs, r->rel_l2, r->check_kind,
-                 r->nan_count ? ", unwritten outputs" : "", r->detail[0] ? "; " : "");
+                 r->nan_count ? ", unwritten outputs" : "",
+                 r->stray_count ? ", nonzero rows that see no key" : "",
+                 r->detail[0] ? "; " : "");
         if (r->detail[0])
             strncat(buf, r->detail, CELL - strlen(buf) - 1);
         break;
@@ -160,10 +206,16 @@ static void fmt_check(const bench_row *r, char *buf)
 static void fill_cells(const bench_row *r, cell_row c)
 {
     const int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
-    snprintf(c[COL_N], CELL, "%zu", r->shape.q_len);
+    snprintf(c[COL_B], CELL, "%zu", r->shape.batch);
+    snprintf(c[COL_NQ], CELL, "%zu", r->shape.q_len);
+    snprintf(c[COL_NK], CELL, "%zu", r->shape.kv_len);
     snprintf(c[COL_CAUSAL], CELL, "%s", mask_name(r->causal));
     snprintf(c[COL_PATH], CELL, "%s", cli_path_name(r->path));
     snprintf(c[COL_KERNEL], CELL, "%s", r->kernel[0] ? r->kernel : "-");
+    if (r->path == CLATTN_PATH_NAIVE)
+        snprintf(c[COL_SPLITS], CELL, "-");
+    else
+        snprintf(c[COL_SPLITS], CELL, "%u", ran ? r->splits : r->planned_splits);
     snprintf(c[COL_REPS], CELL, ran ? "%u" : "-", r->reps);
     char lo[32], hi[32];
     fmt_ms(r->t_min, lo, sizeof lo);
@@ -178,6 +230,10 @@ static void fill_cells(const bench_row *r, cell_row c)
     fmt_g(ran ? r->tflops_model : 0, "%.3g", c[COL_TFLOPS]);
     fmt_g(ran ? r->tflops_useful : 0, "%.3g", c[COL_USEFUL]);
     fmt_g(ran ? r->gbps : 0, "%.3g", c[COL_GBPS]);
+    if (ran && r->bandwidth_fraction > 0)
+        snprintf(c[COL_BW_FRACTION], CELL, "%.3g%%", 100 * r->bandwidth_fraction);
+    else
+        snprintf(c[COL_BW_FRACTION], CELL, "-");
     if (r->pred_s > 0)
         fmt_ms(r->pred_s, c[COL_PRED], CELL);
     else
@@ -203,8 +259,9 @@ static void fill_cells(const bench_row *r, cell_row c)
 /* Model-only rows have no measurement: only these columns. */
 static int model_column(int j)
 {
-    return j == COL_N || j == COL_CAUSAL || j == COL_PATH || j == COL_PRED || j == COL_BOUND ||
-           j == COL_MEM || j == COL_MODEL_X || j == COL_CHECK;
+    return j == COL_B || j == COL_NQ || j == COL_NK || j == COL_CAUSAL || j == COL_PATH ||
+           j == COL_SPLITS || j == COL_PRED || j == COL_BOUND || j == COL_MEM ||
+           j == COL_MODEL_X || j == COL_CHECK;
 }
 
 void bench_print_table(FILE *f, const bench_row *rows, size_t n)
@@ -245,102 +302,132 @@ void bench_print_table(FILE *f, const bench_row *rows, size_t n)
 
 /* ------------------------------------------------------------------- JSON */
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 /* A number, or null when it is not available (`have` false) or not finite. */
-static void json_num(FILE *f, double v, int have)
+static void num_if(struct json *j, const char *key, double v, int have)
 {
-    if (have && isfinite(v))
-        fprintf(f, "%.17g", v);
+    if (have)
+        json_num(j, key, v, 0);
     else
-        fputs("null", f);
+        json_null(j, key);
 }
 
-static void json_figure(FILE *f, const char *name, clattn_figure fig, int last)
+static void json_kv_lens(struct json *j, const char *key, const uint32_t *lens, size_t n)
 {
-    fprintf(f, "    \"%s\": {\"value\": ", name);
-    json_num(f, fig.value, fig.source != CLATTN_SRC_NONE && fig.value > 0);
-    fprintf(f, ", \"source\": ");
-    json_string(f, clattn_source_name(fig.source));
-    fprintf(f, "}%s\n", last ? "" : ",");
+    if (!lens) {
+        json_null(j, key);
+        return;
+    }
+    json_open(j, key, '[');
+    for (size_t b = 0; b < n; b++)
+        json_u64(j, NULL, lens[b]);
+    json_close(j, ']');
 }
 
-static void json_row(FILE *f, const bench_row *r)
+static void json_row(struct json *j, const bench_row *r)
 {
     const int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
     const int causal = r->causal != CLATTN_CAUSAL_NONE;
+    const int fused = r->path == CLATTN_PATH_FUSED;
     const clattn_shape *s = &r->shape;
-    fprintf(f, "    {\"status\": \"%s\", \"n\": %zu, \"batch\": %zu, \"heads\": %zu, "
-               "\"kv_heads\": %zu, \"head_dim\": %zu, \"dtype\": \"%s\", \"causal\": \"%s\", "
-               "\"path\": \"%s\", \"kernel\": ",
-            bench_status_name(r->status), s->q_len, s->batch, s->heads, s->kv_heads,
-            s->head_dim, cli_dtype_name(s->dtype), cli_causal_name(r->causal),
-            cli_path_name(r->path));
-    json_string(f, r->kernel);
-    fprintf(f, ", \"block_m\": %zu, \"block_n\": %zu, \"predicted_oom\": %s, \"detail\": ",
-            r->block_m, r->block_n, r->predicted_oom ? "true" : "false");
-    json_string(f, r->detail);
-    fprintf(f, ",\n     \"reps\": %u, \"time_median_s\": ", ran ? r->reps : 0);
-    json_num(f, r->t_median, ran);
-    fprintf(f, ", \"time_min_s\": ");
-    json_num(f, r->t_min, ran);
-    fprintf(f, ", \"time_max_s\": ");
-    json_num(f, r->t_max, ran);
-    fprintf(f, ",\n     \"model_flops\": ");
-    json_num(f, r->model_flops, 1);
-    fprintf(f, ", \"useful_flops\": ");
-    json_num(f, r->useful_flops, 1);
-    fprintf(f, ", \"model_bytes\": %llu, \"intensity\": ", (unsigned long long)r->model_bytes);
-    json_num(f, r->intensity, 1);
-    fprintf(f, ", \"tflops_model\": ");
-    json_num(f, r->tflops_model, ran);
-    fprintf(f, ", \"tflops_useful\": ");
-    json_num(f, r->tflops_useful, ran);
-    fprintf(f, ", \"gbps\": ");
-    json_num(f, r->gbps, ran);
-    fprintf(f, ",\n     \"predicted_s\": ");
-    json_num(f, r->pred_s, r->pred_s > 0);
-    fprintf(f, ", \"predicted_memory_s\": ");
-    json_num(f, r->pred_memory_s, r->pred_memory_s > 0);
-    fprintf(f, ", \"predicted_compute_s\": ");
-    json_num(f, r->pred_compute_s, r->pred_compute_s > 0);
-    fprintf(f, ", \"bound\": \"%s\", \"ratio\": ", clattn_bound_name(r->bound));
-    json_num(f, r->ratio, ran && r->ratio > 0);
-    fprintf(f, ",\n     \"mem_allocated_bytes\": ");
-    json_num(f, (double)r->mem_allocated, ran);
-    fprintf(f, ", \"mem_predicted_bytes\": %llu, \"visited_blocks\": %llu, "
-               "\"total_blocks\": %llu, \"speedup_ideal\": ",
-            (unsigned long long)r->mem_predicted, (unsigned long long)r->visited_blocks,
-            (unsigned long long)r->total_blocks);
-    json_num(f, r->speedup_ideal, causal && r->speedup_ideal > 0);
-    fprintf(f, ", \"speedup_roofline\": ");
-    json_num(f, r->speedup_roofline, causal && r->speedup_roofline > 0);
-    fprintf(f, ", \"speedup_measured\": ");
-    json_num(f, r->speedup_measured, causal && r->speedup_measured > 0);
-    fprintf(f, ",\n     \"check\": ");
-    json_string(f, r->check_kind);
-    fprintf(f, ", \"max_abs\": ");
-    json_num(f, r->max_abs, ran);
-    fprintf(f, ", \"rel_l2\": ");
-    json_num(f, r->rel_l2, ran);
-    fprintf(f, ", \"tol_max_abs\": ");
-    json_num(f, r->tol_abs, ran);
-    fprintf(f, ", \"tol_rel_l2\": ");
-    json_num(f, r->tol_rel, ran);
-    fprintf(f, ", \"nan_count\": %zu, \"check_ok\": %s}", r->nan_count,
-            ran ? (r->check_ok ? "true" : "false") : "null");
+    json_open(j, NULL, '{');
+    json_str(j, "status", bench_status_name(r->status));
+    json_u64(j, "n", s->kv_len); /* Nk: what the charts put on their axis */
+    json_u64(j, "q_len", s->q_len);
+    json_u64(j, "kv_len", s->kv_len);
+    json_u64(j, "batch", s->batch);
+    json_u64(j, "heads", s->heads);
+    json_u64(j, "kv_heads", s->kv_heads);
+    json_u64(j, "head_dim", s->head_dim);
+    json_str(j, "dtype", cli_dtype_name(s->dtype));
+    json_str(j, "causal", cli_causal_name(r->causal));
+    json_str(j, "path", cli_path_name(r->path));
+    json_str(j, "kernel", r->kernel);
+    json_u64(j, "block_m", r->block_m);
+    json_u64(j, "block_n", r->block_n);
+    json_kv_lens(j, "kv_lens", r->kv_lens, s->batch);
+    json_u64(j, "split_kv", r->split_kv);
+    num_if(j, "splits", ran ? r->splits : r->planned_splits, fused);
+    json_u64(j, "planned_splits", r->planned_splits);
+    json_bool(j, "predicted_oom", r->predicted_oom);
+    json_str(j, "detail", r->detail);
+    json_u64(j, "reps", ran ? r->reps : 0);
+    num_if(j, "time_median_s", r->t_median, ran);
+    num_if(j, "time_min_s", r->t_min, ran);
+    num_if(j, "time_max_s", r->t_max, ran);
+    json_num(j, "model_flops", r->model_flops, 0);
+    json_num(j, "useful_flops", r->useful_flops, 0);
+    json_u64(j, "model_bytes", r->model_bytes);
+    json_num(j, "intensity", r->intensity, 0);
+    num_if(j, "tflops_model", r->tflops_model, ran);
+    num_if(j, "tflops_useful", r->tflops_useful, ran);
+    num_if(j, "gbps", r->gbps, ran);
+    num_if(j, "bandwidth_fraction", r->bandwidth_fraction, ran && r->bandwidth_fraction > 0);
+    num_if(j, "predicted_s", r->pred_s, r->pred_s > 0);
+    num_if(j, "predicted_memory_s", r->pred_memory_s, r->pred_memory_s > 0);
+    num_if(j, "predicted_compute_s", r->pred_compute_s, r->pred_compute_s > 0);
+    json_str(j, "bound", clattn_bound_name(r->bound));
+    num_if(j, "ratio", r->ratio, ran && r->ratio > 0);
+    num_if(j, "mem_allocated_bytes", (double)r->mem_allocated, ran);
+    json_u64(j, "mem_predicted_bytes", r->mem_predicted);
+    json_u64(j, "split_workspace_bytes", r->split_workspace);
+    json_u64(j, "visited_blocks", r->visited_blocks);
+    json_u64(j, "total_blocks", r->total_blocks);
+    num_if(j, "speedup_ideal", r->speedup_ideal, causal && r->speedup_ideal > 0);
+    num_if(j, "speedup_roofline", r->speedup_roofline, causal && r->speedup_roofline > 0);
+    num_if(j, "speedup_measured", r->speedup_measured, causal && r->speedup_measured > 0);
+    json_str(j, "check", r->check_kind);
+    num_if(j, "max_abs", r->max_abs, ran);
+    num_if(j, "rel_l2", r->rel_l2, ran);
+    num_if(j, "tol_max_abs", r->tol_abs, ran);
+    num_if(j, "tol_rel_l2", r->tol_rel, ran);
+    json_u64(j, "nan_count", r->nan_count);
+    json_u64(j, "stray_outputs", r->stray_count);
+    if (ran)
+        json_bool(j, "check_ok", r->check_ok);
+    else
+        json_null(j, "check_ok");
+    json_close(j, '}');
+}
+
+static void json_config(struct json *j, const bench_config *cfg, const bench_device *dev)
+{
+    static const char *masks[] = { "none", "top-left", "bottom-right" };
+    json_open(j, "config", '{');
+    json_open(j, "cases", '[');
+    for (size_t i = 0; i < cfg->n_cases; i++) {
+        const clattn_shape *s = &cfg->cases[i].shape;
+        json_open(j, NULL, '{');
+        json_u64(j, "batch", s->batch);
+        json_u64(j, "heads", s->heads);
+        json_u64(j, "kv_heads", s->kv_heads);
+        json_u64(j, "q_len", s->q_len);
+        json_u64(j, "kv_len", s->kv_len);
+        json_u64(j, "head_dim", s->head_dim);
+        json_open(j, "masks", '[');
+        for (int m = 0; m < 3; m++)
+            if (cfg->cases[i].masks & (1 << m))
+                json_str(j, NULL, masks[m]);
+        json_close(j, ']');
+        json_close(j, '}');
+    }
+    json_close(j, ']');
+    json_str(j, "dtype", cli_dtype_name(cfg->dtype));
+    json_kv_lens(j, "kv_lens", cfg->n_kv_lens ? cfg->kv_lens : NULL, cfg->n_kv_lens);
+    json_u64(j, "split_kv", cfg->split_kv);
+    json_open(j, "paths", '[');
+    if (cfg->paths & 1)
+        json_str(j, NULL, "naive");
+    if (cfg->paths & 2)
+        json_str(j, NULL, "fused");
+    json_close(j, ']');
+    json_str(j, "preset", cfg->preset);
+    json_str(j, "preset_note", cfg->preset_note);
+    json_num(j, "reps_seconds",
+             cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2), 0);
+    json_bool(j, "confirm_oom", cfg->confirm_oom);
+    json_u64(j, "seed", cfg->seed);
+    json_str(j, "check", bench_check_mode_name(cfg->check));
+    json_close(j, '}');
 }
 
 int bench_write_json(const char *path, const bench_config *cfg, const bench_device *dev,
@@ -349,42 +436,32 @@ int bench_write_json(const char *path, const bench_config *cfg, const bench_devi
     outfile o;
     if (outfile_open(&o, path, err, errcap))
         return -1;
-    FILE *f = o.stream;
-    fprintf(f, "{\n  \"tool\": \"clattn bench\", \"version\": ");
-    json_string(f, clattn_version());
-    fprintf(f, ",\n  \"device\": {\"name\": ");
-    json_string(f, dev->name);
-    fprintf(f, ", \"driver\": ");
-    json_string(f, dev->driver);
-    fprintf(f, ", \"version\": ");
-    json_string(f, dev->version);
-    fprintf(f, ", \"is_gpu\": %s},\n  \"ceilings\": {\n", dev->is_gpu ? "true" : "false");
-    json_figure(f, "global_mem_bytes", dev->ceil.global_mem_bytes, 0);
-    json_figure(f, "max_alloc_bytes", dev->ceil.max_alloc_bytes, 0);
-    json_figure(f, "cache_bytes", dev->ceil.cache_bytes, 0);
-    json_figure(f, "bandwidth", dev->ceil.bandwidth, 0);
-    json_figure(f, "flops_f32", dev->ceil.flops_f32, 0);
-    json_figure(f, "flops_f16", dev->ceil.flops_f16, 0);
-    json_figure(f, "launch_latency_s", dev->ceil.launch_latency_s, 0);
-    json_figure(f, "peak_flops_used", dev->peak, 1);
-    fprintf(f, "  },\n  \"peak_flops_note\": ");
-    json_string(f, dev->peak_note);
-    fprintf(f, ",\n  \"config\": {\"batch\": %zu, \"heads\": %zu, \"kv_heads\": %zu, "
-               "\"head_dim\": %zu, \"dtype\": \"%s\", \"lens\": [",
-            cfg->batch, cfg->heads, cfg->kv_heads, cfg->head_dim, cli_dtype_name(cfg->dtype));
-    for (size_t i = 0; i < cfg->n_lens; i++)
-        fprintf(f, "%s%zu", i ? ", " : "", cfg->lens[i]);
-    fprintf(f, "], \"preset\": %s, \"preset_note\": ", cfg->preset_seed ? "\"seed\"" : "null");
-    json_string(f, cfg->preset_note);
-    fprintf(f, ", \"reps_seconds\": ");
-    json_num(f, cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2), 1);
-    fprintf(f, ", \"confirm_oom\": %s, \"seed\": %llu},\n  \"rows\": [\n",
-            cfg->confirm_oom ? "true" : "false", (unsigned long long)cfg->seed);
-    for (size_t i = 0; i < n; i++) {
-        json_row(f, &rows[i]);
-        fputs(i + 1 < n ? ",\n" : "\n", f);
-    }
-    fputs("  ]\n}\n", f);
+    struct json j;
+    json_begin_document(&j, o.stream, "bench");
+    json_open(&j, "device", '{');
+    json_str(&j, "name", dev->name);
+    json_str(&j, "driver", dev->driver);
+    json_str(&j, "version", dev->version);
+    json_bool(&j, "is_gpu", dev->is_gpu);
+    json_close(&j, '}');
+    json_open(&j, "ceilings", '{');
+    json_figure(&j, "global_mem_bytes", dev->ceil.global_mem_bytes);
+    json_figure(&j, "max_alloc_bytes", dev->ceil.max_alloc_bytes);
+    json_figure(&j, "cache_bytes", dev->ceil.cache_bytes);
+    json_figure(&j, "bandwidth", dev->ceil.bandwidth);
+    json_figure(&j, "flops_f32", dev->ceil.flops_f32);
+    json_figure(&j, "flops_f16", dev->ceil.flops_f16);
+    json_figure(&j, "launch_latency_s", dev->ceil.launch_latency_s);
+    json_figure(&j, "peak_flops_used", dev->peak);
+    json_close(&j, '}');
+    json_str(&j, "peak_flops_note", dev->peak_note);
+    json_str(&j, "ceilings_note", dev->ceilings_note);
+    json_config(&j, cfg, dev);
+    json_open(&j, "rows", '[');
+    for (size_t i = 0; i < n; i++)
+        json_row(&j, &rows[i]);
+    json_close(&j, ']');
+    json_end_document(&j);
     return outfile_commit(&o, err, errcap);
 }
 
@@ -425,13 +502,14 @@ int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err
           "model_bytes,intensity,tflops_model,tflops_useful,gbps,predicted_s,bound,ratio,"
           "mem_allocated_bytes,mem_predicted_bytes,visited_blocks,total_blocks,speedup_ideal,"
           "speedup_roofline,speedup_measured,check,max_abs,rel_l2,tol_max_abs,tol_rel_l2,"
-          "nan_count,check_ok,detail\n", f);
+          "nan_count,check_ok,q_len,kv_len,splits,bandwidth_fraction,kv_lens,"
+          "split_workspace_bytes,stray_outputs,detail\n", f);
     for (size_t i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         const clattn_shape *s = &r->shape;
         const int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
         const int causal = r->causal != CLATTN_CAUSAL_NONE;
-        fprintf(f, "%s,%zu,%zu,%zu,%zu,%zu,%s,%s,%s,", bench_status_name(r->status), s->q_len,
+        fprintf(f, "%s,%zu,%zu,%zu,%zu,%zu,%s,%s,%s,", bench_status_name(r->status), s->kv_len,
                 s->batch, s->heads, s->kv_heads, s->head_dim, cli_dtype_name(s->dtype),
                 cli_causal_name(r->causal), cli_path_name(r->path));
         csv_string(f, r->kernel);
@@ -465,7 +543,16 @@ int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err
         csv_num(f, r->rel_l2, ran);
         csv_num(f, r->tol_abs, ran);
         csv_num(f, r->tol_rel, ran);
-        fprintf(f, ",%zu,%s,", r->nan_count, ran ? (r->check_ok ? "1" : "0") : "");
+        fprintf(f, ",%zu,%s,%zu,%zu,", r->nan_count, ran ? (r->check_ok ? "1" : "0") : "",
+                s->q_len, s->kv_len);
+        if (r->path == CLATTN_PATH_FUSED)
+            fprintf(f, "%u", ran ? r->splits : r->planned_splits);
+        csv_num(f, r->bandwidth_fraction, ran && r->bandwidth_fraction > 0);
+        fputc(',', f);
+        /* Lengths apart by ';', so the cell needs no quotes. */
+        for (size_t b = 0; r->kv_lens && b < s->batch; b++)
+            fprintf(f, "%s%u", b ? ";" : "", r->kv_lens[b]);
+        fprintf(f, ",%llu,%zu,", (unsigned long long)r->split_workspace, r->stray_count);
         csv_string(f, r->detail);
         fputc('\n', f);
     }

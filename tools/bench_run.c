@@ -48,22 +48,46 @@ static void describe_oom(const clattn_memory_plan *plan, const clattn_model_devi
         snprintf(out, cap, "peak %s > memory %s", c, d);
 }
 
+/* The options a row runs with; its model and its run see the same ones. */
+static void row_options(const bench_row *row, clattn_options *opts)
+{
+    clattn_default_options(opts);
+    opts->causal = row->causal;
+    opts->path = row->path;
+    opts->fused_kernel = row->fused_kernel;
+    opts->split_kv = row->split_kv;
+    opts->kv_lens = row->kv_lens;
+}
+
+/* The fused plan as the model takes it: the kernel packs the H / Hkv query
+ * heads of a KV head into BLOCK_M rows, the model counts one head's rows;
+ * the naive path does not split. */
+static void problem_of_plan(const bench_row *row, const clattn_fused_plan *plan,
+                            clattn_model_problem *problem)
+{
+    const size_t group = row->shape.heads / row->shape.kv_heads;
+    clattn_model_default_problem(problem);
+    problem->shape = row->shape;
+    problem->causal = row->causal;
+    problem->block_m = plan->block_m / group ? plan->block_m / group : 1;
+    problem->block_n = plan->block_n;
+    problem->splits = row->path == CLATTN_PATH_FUSED ? plan->splits : 0;
+    problem->kv_lens = row->kv_lens;
+}
+
 int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
 {
     clattn_options opts;
-    clattn_default_options(&opts);
-    opts.causal = row->causal;
-    opts.path = row->path;
-    opts.fused_kernel = row->fused_kernel;
-    int rc = clattn_fused_tiles(ctx, &row->shape, &opts, &row->block_m, &row->block_n, NULL);
+    row_options(row, &opts);
+    clattn_fused_plan plan;
+    int rc = clattn_plan_fused(ctx, &row->shape, &opts, &plan);
     if (rc < 0)
         return rc;
+    row->block_m = plan.block_m;
+    row->block_n = plan.block_n;
+    row->planned_splits = row->path == CLATTN_PATH_FUSED ? plan.splits : 1;
     clattn_model_problem problem;
-    clattn_model_default_problem(&problem);
-    problem.shape = row->shape;
-    problem.causal = row->causal;
-    problem.block_m = row->block_m;
-    problem.block_n = row->block_n;
+    problem_of_plan(row, &plan, &problem);
     clattn_model_device md;
     bench_model_device(dev, &md);
     clattn_prediction pred;
@@ -80,16 +104,17 @@ int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
     row->pred_compute_s = est->compute_time_s;
     row->bound = est->bound;
     row->mem_predicted = est->memory.peak_bytes;
+    row->split_workspace = fused ? pred.batch.split_workspace_bytes : 0;
     const clattn_shape *s = &row->shape;
-    row->useful_flops = 4.0 * (double)s->head_dim * (double)s->batch * (double)s->heads *
-                        (double)pred.blocks.visible_pairs;
+    row->useful_flops = 4.0 * (double)s->head_dim * (double)s->heads *
+                        (double)pred.batch.visible_pairs;
     row->visited_blocks = pred.blocks.visited_blocks;
     row->total_blocks = pred.blocks.total_blocks;
     if (row->causal != CLATTN_CAUSAL_NONE) {
         /* The naive path materialises the whole S whatever the mask, so the
          * model expects no gain there. */
-        row->speedup_ideal = fused && pred.blocks.visited_blocks
-            ? (double)pred.blocks.total_blocks / (double)pred.blocks.visited_blocks : 1.0;
+        row->speedup_ideal = fused && pred.batch.visited_blocks
+            ? (double)pred.batch.total_blocks / (double)pred.batch.visited_blocks : 1.0;
         row->speedup_roofline = fused ? pred.causal_speedup : (est->time_s > 0 ? 1.0 : 0.0);
     }
     if (est->fit == CLATTN_FIT_OVER_CAPACITY || est->fit == CLATTN_FIT_OVER_MAX_ALLOC) {
@@ -275,7 +300,9 @@ static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *i
     return rc;
 }
 
-static void derive_rates(bench_row *row)
+/* Rates from the median; the bandwidth fraction against the ceiling the
+ * predictions use (measured where it was measured). */
+static void derive_rates(const bench_device *dev, bench_row *row)
 {
     const double t = row->t_median;
     if (!(t > 0))
@@ -284,17 +311,17 @@ static void derive_rates(bench_row *row)
     row->tflops_useful = row->useful_flops / t * 1e-12;
     row->gbps = (double)row->model_bytes / t * 1e-9;
     row->ratio = row->pred_s > 0 ? t / row->pred_s : 0;
+    const double bw = dev->ceil.bandwidth.value;
+    row->bandwidth_fraction =
+        dev->ceil.bandwidth.source != CLATTN_SRC_NONE && bw > 0 ? row->gbps * 1e9 / bw : 0;
 }
 
 int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
                   bench_inputs *in, bench_row *row)
 {
     clattn_options opts;
-    clattn_default_options(&opts);
-    opts.causal = row->causal;
-    opts.path = row->path;
+    row_options(row, &opts);
     opts.allow_oom = cfg->confirm_oom;
-    opts.fused_kernel = row->fused_kernel;
     cl_command_queue queue = clattn_cl_queue(ctx);
 
     /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to
@@ -314,12 +341,13 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     if (rc < 0)
         return record_failure(row, rc);
     snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
+    row->splits = info.splits;
     row->mem_allocated = info.allocated_bytes + 2 * (uint64_t)in->q_bytes +
                          2 * (uint64_t)in->kv_bytes;
     if (info.predicted_peak_bytes)
         row->mem_predicted = info.predicted_peak_bytes;
 
-    rc = bench_check_row(ctx, in, row);
+    rc = bench_check_row(ctx, in, cfg->check, row);
     if (rc < 0) {
         row->status = BENCH_ERROR;
         snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
@@ -330,7 +358,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     rc = time_row(ctx, &opts, in, target, row);
     if (rc < 0)
         return record_failure(row, rc);
-    derive_rates(row);
+    derive_rates(dev, row);
     row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
     if (row->predicted_oom && row->detail[0]) {
         char prior[sizeof row->detail];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ceilings_auto.h"
 #include "cli.h"
 #include "commands.h"
 #include "predict.h"
@@ -41,6 +42,8 @@ static void fill_figure(clattn_figure *to, clattn_figure from)
 
 static void fill_figures(struct predict_figures *to, const struct predict_figures *from)
 {
+    if (to->peak.source == CLATTN_SRC_NONE && from->peak.source != CLATTN_SRC_NONE)
+        to->peak_is_f32 = from->peak_is_f32;
     fill_figure(&to->capacity, from->capacity);
     fill_figure(&to->max_alloc, from->max_alloc);
     fill_figure(&to->cache, from->cache);
@@ -49,11 +52,18 @@ static void fill_figures(struct predict_figures *to, const struct predict_figure
     fill_figure(&to->latency, from->latency);
 }
 
-static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, struct predict_figures *out)
+/* The device's ceilings; measured first (and saved) when none are saved and
+ * the command line does not give the figures a measurement would. */
+static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, int measure,
+                           struct predict_figures *out)
 {
     clattn_ceilings c;
+    char note[1024] = "";
     memset(out, 0, sizeof *out);
-    int rc = clattn_device_ceilings(ctx, &c);
+    int rc = measure ? ceilings_measure_missing(ctx, &c, note, sizeof note)
+                     : clattn_device_ceilings(ctx, &c);
+    if (note[0]) /* stderr: stdout may be the JSON */
+        fprintf(stderr, "clattn: note: %s\n", note);
     if (rc < 0) {
         fprintf(stderr, "clattn: warning: cannot read the device's figures: %s (%s); "
                         "figures not given are unknown\n",
@@ -65,6 +75,14 @@ static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, struct predict_f
     out->cache = c.cache_bytes;
     out->bandwidth = c.bandwidth;
     out->peak = dtype == CLATTN_F16 ? c.flops_f16 : c.flops_f32;
+    /* Half storage, float arithmetic (PoCL, where half arithmetic does not
+     * build): the float rate is the roof the kernels meet, as clattn bench
+     * takes it. */
+    if (dtype == CLATTN_F16 && c.flops_f16.source == CLATTN_SRC_NONE &&
+        c.flops_f32.source != CLATTN_SRC_NONE) {
+        out->peak = c.flops_f32;
+        out->peak_is_f32 = 1;
+    }
     out->latency = c.launch_latency_s;
 }
 
@@ -96,7 +114,8 @@ static int resolve_figures(const struct predict_args *a, clattn_ctx **ctx,
     }
     if (*ctx) {
         struct predict_figures dev;
-        device_figures(*ctx, a->shape.dtype, &dev);
+        const int measure = !f->bandwidth.source || !f->peak.source;
+        device_figures(*ctx, a->shape.dtype, measure, &dev);
         fill_figures(f, &dev);
     }
     if (a->preset) {
@@ -122,32 +141,37 @@ static clattn_model_device model_device(const struct predict_figures *f)
 
 /* ------------------------------------------------------------ predictions */
 
-/* The fused tiles: given, else the device's choice, else 64 x 64. */
-static const char *choose_tiles(const struct predict_args *a, clattn_ctx *ctx,
-                                clattn_model_problem *p)
+/* The fused tiles and split: given, else the device's plan, else 64 x 64
+ * and --split-kv (none without it). The plan's BLOCK_M packs the H / Hkv
+ * query heads of a KV head; the model's block_m counts one head's rows. */
+static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct predict_row *r)
 {
+    clattn_model_problem *p = &r->problem;
     p->block_m = p->block_n = DEFAULT_TILE;
-    const char *source = "default";
+    p->splits = a->split_kv;
+    r->tiles_source = a->preset ? "preset" : "default";
+    r->splits_source = a->split_given ? "given" : "none";
     if (ctx) {
         clattn_options opts;
         clattn_default_options(&opts);
         opts.causal = p->causal;
-        size_t bm, bn;
-        if (clattn_fused_tiles(ctx, &p->shape, &opts, &bm, &bn, NULL) == CLATTN_OK) {
-            p->block_m = bm;
-            p->block_n = bn;
-            source = "device";
+        opts.split_kv = a->split_kv;
+        opts.kv_lens = p->kv_lens;
+        clattn_fused_plan plan;
+        if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
+            const size_t group = p->shape.heads / p->shape.kv_heads;
+            p->block_m = plan.block_m / group ? plan.block_m / group : 1;
+            p->block_n = plan.block_n;
+            p->splits = plan.splits;
+            r->tiles_source = r->splits_source = "device";
         }
-    } else if (a->preset) {
-        source = "preset";
     }
     if (a->block_m || a->block_n)
-        source = "given";
+        r->tiles_source = "given";
     if (a->block_m)
         p->block_m = a->block_m;
     if (a->block_n)
         p->block_n = a->block_n;
-    return source;
 }
 
 static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn_model_device *dev,
@@ -159,7 +183,8 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     r->problem.shape.kv_len = nk;
     r->problem.causal = a->causal;
     r->problem.naive_workspace_bytes = a->workspace;
-    r->tiles_source = choose_tiles(a, ctx, &r->problem);
+    r->problem.kv_lens = a->n_kv_lens ? a->kv_lens : NULL;
+    choose_plan(a, ctx, r);
     int rc = clattn_model_predict(&r->problem, dev, &r->pred);
     if (rc < 0)
         return rc;
@@ -198,9 +223,11 @@ static int predict_all(const struct predict_args *a, clattn_ctx *ctx,
 {
     int rc = 0;
     *n = a->nq ? 1 : a->n_lens;
-    for (size_t i = 0; i < *n && rc == 0; i++)
-        rc = model_row(a, ctx, dev, a->nq ? a->nq : a->lens[i], a->nq ? a->nk : a->lens[i],
-                       &rows[i]);
+    for (size_t i = 0; i < *n && rc == 0; i++) {
+        size_t nk = a->nq ? a->nk : a->lens[i];
+        size_t nq = a->nq ? a->nq : a->q_len ? a->q_len : nk;
+        rc = model_row(a, ctx, dev, nq, nk, &rows[i]);
+    }
     return rc;
 }
 

@@ -14,18 +14,27 @@
 #include "clattn/device.h"
 
 #define PREDICT_MAX_LENS 64
+#define PREDICT_MAX_BATCH 4096 /* sequences --kv-lens can name */
 
 /* A device figure and where it came from. */
 struct predict_figures {
     clattn_figure capacity, max_alloc, cache, bandwidth, peak, latency;
+    int peak_is_f32; /* fp16 shape, the device's fp32 rate standing in */
 };
 
 struct predict_args {
-    clattn_shape shape;  /* lengths come from lens[] or nq/nk */
+    clattn_shape shape;  /* lengths come from lens[] (Nk, and Nq unless q_len)
+                          * or nq/nk */
     size_t lens[PREDICT_MAX_LENS];
     size_t n_lens;
     size_t nq, nk;       /* 0: not given */
-    int lens_given;
+    size_t q_len;        /* --q-len: Nq of every row of lens[]; 0: Nq = Nk */
+    int lens_given;      /* -N */
+    int kv_len_given;    /* --kv-len */
+    uint32_t kv_lens[PREDICT_MAX_BATCH]; /* --kv-lens, one per sequence */
+    size_t n_kv_lens;    /* 0: not given (Nk for all) */
+    uint32_t split_kv;   /* --split-kv: 0 the library's choice (none without a device) */
+    int split_given;
     clattn_causal causal;
     int causal_given;
     size_t block_m, block_n; /* 0: the device's or the default */
@@ -38,8 +47,9 @@ struct predict_args {
 
 /* One pair of lengths: the problem as modelled and its predictions. */
 struct predict_row {
-    clattn_model_problem problem;
+    clattn_model_problem problem; /* kv_lens point into predict_args */
     const char *tiles_source;
+    const char *splits_source;    /* "device" (its plan), "given", "none" */
     clattn_prediction pred;   /* with the requested mask */
     clattn_prediction causal; /* with the requested mask, else top-left (a what-if) */
 };

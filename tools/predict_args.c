@@ -24,7 +24,14 @@ static const char usage_text[] =
     "      --kv-heads HKV     key/value heads, divides H (H)\n"
     "  -d, --head-dim D       head dimension (128)\n"
     "  -N, --len LIST         sequence lengths, Nq = Nk (1024,4096,16384)\n"
+    "      --kv-len LIST      key lengths Nk, one row each (instead of -N)\n"
+    "      --q-len NQ         query length of every row (Nq = Nk without it);\n"
+    "                         1 is a decoding step\n"
     "      --nq NQ --nk NK    one pair of unequal lengths instead of -N\n"
+    "      --kv-lens L0,...   each sequence's keys (B values, each <= every Nk):\n"
+    "                         the fused path reads and computes only those\n"
+    "      --split-kv N       split-KV chunks per sequence; with a device its plan\n"
+    "                         for N (0: the library's choice), else N (0: none)\n"
     "      --dtype T          fp16 | fp32 (fp16)\n"
     "      --causal[=MODE]    top-left (the default MODE) | bottom-right | none\n"
     "      --block-m M        fused query tile (the device's choice, else 64)\n"
@@ -45,11 +52,14 @@ static const char usage_text[] =
     "  -h, --help             this text\n"
     "\n"
     "Without --device, the default device is opened unless --preset or all of\n"
-    "--capacity, --cache, --bandwidth and --peak are given.\n"
+    "--capacity, --cache, --bandwidth and --peak are given. A device with no saved\n"
+    "measurement is measured first (seconds, saved; a note on stderr) unless\n"
+    "--bandwidth and --peak are given.\n"
     "Reproduce the seed: clattn predict --preset seed\n";
 
 enum opt_id {
-    OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_LEN, OPT_NQ, OPT_NK, OPT_DTYPE,
+    OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM, OPT_LEN, OPT_KV_LEN, OPT_Q_LEN,
+    OPT_KV_LENS, OPT_SPLIT_KV, OPT_NQ, OPT_NK, OPT_DTYPE,
     OPT_CAUSAL, OPT_BLOCK_M, OPT_BLOCK_N, OPT_WORKSPACE, OPT_DEVICE, OPT_PRESET,
     OPT_CAPACITY, OPT_MAX_ALLOC, OPT_CACHE, OPT_BANDWIDTH, OPT_PEAK, OPT_LATENCY, OPT_JSON,
     OPT_HELP,
@@ -68,6 +78,10 @@ static const struct option_spec {
     { "kv-heads", 0, ARG_REQUIRED, OPT_KV_HEADS },
     { "head-dim", 'd', ARG_REQUIRED, OPT_HEAD_DIM },
     { "len", 'N', ARG_REQUIRED, OPT_LEN },
+    { "kv-len", 0, ARG_REQUIRED, OPT_KV_LEN },
+    { "q-len", 0, ARG_REQUIRED, OPT_Q_LEN },
+    { "kv-lens", 0, ARG_REQUIRED, OPT_KV_LENS },
+    { "split-kv", 0, ARG_REQUIRED, OPT_SPLIT_KV },
     { "nq", 0, ARG_REQUIRED, OPT_NQ },
     { "nk", 0, ARG_REQUIRED, OPT_NK },
     { "dtype", 0, ARG_REQUIRED, OPT_DTYPE },
@@ -158,6 +172,43 @@ static int give_seconds(clattn_figure *f, const char *s)
     return 0;
 }
 
+static int parse_lens(const char *v, struct predict_args *a)
+{
+    if (cli_parse_size_list(v, a->lens, PREDICT_MAX_LENS, &a->n_lens) < 0)
+        return -1;
+    for (size_t i = 0; i < a->n_lens; i++)
+        if (!a->lens[i])
+            return -1;
+    return 0;
+}
+
+/* Lengths of 0 are allowed (a sequence with no key yet); each must fit the
+ * kernels' uint32. The count and the bound by Nk are checked at the end. */
+static int parse_kv_lens(const char *v, struct predict_args *a)
+{
+    size_t vals[PREDICT_MAX_BATCH];
+    size_t n = 0;
+    if (cli_parse_size_list(v, vals, PREDICT_MAX_BATCH, &n) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (vals[i] > UINT32_MAX)
+            return -1;
+        a->kv_lens[i] = (uint32_t)vals[i];
+    }
+    a->n_kv_lens = n;
+    return 0;
+}
+
+static int parse_split(const char *v, struct predict_args *a)
+{
+    size_t n;
+    if (cli_parse_size(v, &n) < 0 || n > UINT32_MAX)
+        return -1;
+    a->split_kv = (uint32_t)n;
+    a->split_given = 1;
+    return 0;
+}
+
 /* Applies one option; -1 when its value does not parse. */
 static int apply_option(struct predict_args *a, enum opt_id id, const char *v)
 {
@@ -167,14 +218,11 @@ static int apply_option(struct predict_args *a, enum opt_id id, const char *v)
     case OPT_HEADS: return parse_positive(v, &s->heads);
     case OPT_KV_HEADS: return parse_positive(v, &s->kv_heads);
     case OPT_HEAD_DIM: return parse_positive(v, &s->head_dim);
-    case OPT_LEN:
-        a->lens_given = 1;
-        if (cli_parse_size_list(v, a->lens, PREDICT_MAX_LENS, &a->n_lens) < 0)
-            return -1;
-        for (size_t i = 0; i < a->n_lens; i++)
-            if (!a->lens[i])
-                return -1;
-        return 0;
+    case OPT_LEN: a->lens_given = 1; return parse_lens(v, a);
+    case OPT_KV_LEN: a->kv_len_given = 1; return parse_lens(v, a);
+    case OPT_Q_LEN: return parse_positive(v, &a->q_len);
+    case OPT_KV_LENS: return parse_kv_lens(v, a);
+    case OPT_SPLIT_KV: return parse_split(v, a);
     case OPT_NQ: return parse_positive(v, &a->nq);
     case OPT_NK: return parse_positive(v, &a->nk);
     case OPT_DTYPE: return cli_parse_dtype(v, &s->dtype);
@@ -236,6 +284,28 @@ static const struct option_spec *next_option(int argc, char **argv, int *i, cons
     return spec;
 }
 
+/* --kv-lens: one length per sequence, none above any row's Nk. */
+static int check_kv_lens(const struct predict_args *a)
+{
+    if (!a->n_kv_lens)
+        return 0;
+    if (a->n_kv_lens != a->shape.batch) {
+        cli_error("predict: --kv-lens needs B = %zu lengths (one per sequence), got %zu",
+                  a->shape.batch, a->n_kv_lens);
+        return -1;
+    }
+    size_t nk = a->nk;
+    for (size_t i = 0; !a->nq && i < a->n_lens; i++)
+        nk = i == 0 || a->lens[i] < nk ? a->lens[i] : nk;
+    for (size_t b = 0; b < a->n_kv_lens; b++)
+        if (a->kv_lens[b] > nk) {
+            cli_error("predict: --kv-lens: sequence %zu has %u keys, more than Nk = %zu", b,
+                      a->kv_lens[b], nk);
+            return -1;
+        }
+    return 0;
+}
+
 /* Checks what single options cannot: lengths given one way only. */
 static int check_args(struct predict_args *a)
 {
@@ -243,8 +313,12 @@ static int check_args(struct predict_args *a)
         cli_error("predict: --nq and --nk go together");
         return -1;
     }
-    if (a->nq && a->lens_given) {
-        cli_error("predict: give -N or --nq/--nk, not both");
+    if (a->lens_given && a->kv_len_given) {
+        cli_error("predict: give -N or --kv-len, not both");
+        return -1;
+    }
+    if (a->nq && (a->lens_given || a->kv_len_given || a->q_len)) {
+        cli_error("predict: give -N, --kv-len and --q-len, or --nq/--nk, not both");
         return -1;
     }
     if (!a->shape.kv_heads)
@@ -254,7 +328,7 @@ static int check_args(struct predict_args *a)
                   a->shape.kv_heads);
         return -1;
     }
-    return 0;
+    return check_kv_lens(a);
 }
 
 /* 0: parsed; 1: --help printed; 2: bad arguments (error printed). */

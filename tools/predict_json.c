@@ -20,6 +20,7 @@ static void json_device(struct json *j, const struct predict_args *a, clattn_ctx
     json_figure(j, "cache_bytes", f->cache);
     json_figure(j, "bandwidth_bytes_per_s", f->bandwidth);
     json_figure(j, "peak_flops", f->peak);
+    json_bool(j, "peak_flops_is_fp32", f->peak_is_f32);
     json_figure(j, "launch_latency_s", f->latency);
     json_num(j, "ridge_flop_per_byte", p0->ridge, 1);
     json_close(j, '}');
@@ -110,6 +111,25 @@ static void json_blocks(struct json *j, const struct predict_args *a, const stru
     json_close(j, '}');
 }
 
+/* The batch at its own lengths and the split: what the fused estimate counts. */
+static void json_decode(struct json *j, const struct predict_row *r)
+{
+    const clattn_batch_blocks *b = &r->pred.batch;
+    json_open(j, "decode", '{');
+    json_u64(j, "splits", r->problem.splits ? r->problem.splits : 1);
+    json_str(j, "splits_source", r->splits_source);
+    json_u64(j, "split_workspace_bytes", b->split_workspace_bytes);
+    json_u64(j, "empty_sequences", b->empty_sequences);
+    json_u64(j, "kv_rows_total", b->kv_rows_total);
+    json_u64(j, "kv_rows_read", b->kv_rows_read);
+    json_u64(j, "total_blocks", b->total_blocks);
+    json_u64(j, "visited_blocks", b->visited_blocks);
+    json_u64(j, "total_pairs", b->total_pairs);
+    json_u64(j, "computed_pairs", b->computed_pairs);
+    json_u64(j, "visible_pairs", b->visible_pairs);
+    json_close(j, '}');
+}
+
 static void json_row(struct json *j, const struct predict_args *a, const struct predict_row *r)
 {
     json_open(j, NULL, '{');
@@ -118,6 +138,7 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
     json_u64(j, "block_m", r->problem.block_m);
     json_u64(j, "block_n", r->problem.block_n);
     json_str(j, "tiles_source", r->tiles_source);
+    json_decode(j, r);
     json_traffic(j, &r->pred.traffic);
     json_path(j, "naive", &r->pred.naive);
     json_path(j, "fused", &r->pred.fused);
@@ -140,6 +161,14 @@ void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
     json_str(&j, "dtype", cli_dtype_name(s->dtype));
     json_u64(&j, "element_bytes", clattn_dtype_size(s->dtype));
     json_str(&j, "causal", cli_causal_name(a->causal));
+    if (a->n_kv_lens) {
+        json_open(&j, "kv_lens", '[');
+        for (size_t b = 0; b < a->n_kv_lens; b++)
+            json_u64(&j, NULL, a->kv_lens[b]);
+        json_close(&j, ']');
+    } else {
+        json_null(&j, "kv_lens");
+    }
     json_close(&j, '}');
     json_device(&j, a, ctx, f, &rows[0].pred);
     json_limits(&j, l, &rows[0].pred);

@@ -122,6 +122,9 @@ static void print_header(const struct predict_args *a, clattn_ctx *ctx,
     print_figure("cache", f->cache, 1, NULL);
     print_figure("bandwidth", f->bandwidth, 0, "B/s");
     print_figure("peak", f->peak, 0, "FLOP/s");
+    if (f->peak_is_f32)
+        printf("  %-16s %-18s no fp16 figure: fp16 is half storage with float arithmetic\n", "",
+               "(the fp32 rate)");
     print_figure("launch latency", f->latency, 0, "s");
     if (p->ridge > 0)
         snprintf(buf, sizeof buf, "%.4g FLOP/byte", p->ridge);
@@ -295,6 +298,64 @@ static void print_q4(const struct predict_args *a, const struct predict_row *row
            "  total / computed pairs (compute-bound bound), roofline is the fused time ratio\n");
 }
 
+/* The decoding table is printed when per-sequence lengths, a split or a
+ * query length were asked for, or the device's plan splits a row. */
+static int shows_decode(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    int split = 0;
+    for (size_t i = 0; i < n; i++)
+        split |= rows[i].problem.splits > 1;
+    return a->n_kv_lens || a->split_given || a->q_len || split;
+}
+
+static void print_kv_lens(const struct predict_args *a, const clattn_batch_blocks *bb)
+{
+    if (!a->n_kv_lens) {
+        printf("  per-sequence keys: Nk for every sequence\n");
+        return;
+    }
+    printf("  per-sequence keys:");
+    const size_t shown = a->n_kv_lens > 16 ? 16 : a->n_kv_lens;
+    for (size_t b = 0; b < shown; b++)
+        printf("%s%u", b ? "," : " ", a->kv_lens[b]);
+    printf("%s (%" PRIu64 " empty: their rows are zeros; the model charges their O alone)\n",
+           shown < a->n_kv_lens ? ",..." : "", bb->empty_sequences);
+}
+
+/* The fused path as the library would run it: K and V of each sequence's own
+ * length, the split's workspace written and read, and the combine's launch. */
+static void print_decode(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[10][CELL];
+    const clattn_shape *s = &a->shape;
+    const uint64_t kv_row = (uint64_t)s->kv_heads * s->head_dim * clattn_dtype_size(s->dtype);
+    printf("\nQ5  decoding: the fused path per sequence (its own keys, split-KV)%s\n",
+           a->causal != CLATTN_CAUSAL_NONE ? ", causal mask applied" : "");
+    print_kv_lens(a, &rows[0].pred.batch);
+    printf("  %11s %14s %10s %12s %12s %12s %12s %11s %-8s %12s  %s\n", "N", "splits",
+           "K/V rows", "K + V", "Q + O", "workspace", "total", "time", "bound", "fused peak",
+           "fit");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_prediction *p = &rows[i].pred;
+        const clattn_batch_blocks *bb = &p->batch;
+        const uint64_t kv = 2 * kv_row * bb->kv_rows_read, ws = 2 * bb->split_workspace_bytes;
+        snprintf(c[1], CELL, "%u (%.8s)", rows[i].problem.splits ? rows[i].problem.splits : 1,
+                 rows[i].splits_source);
+        printf("  %11s %14s %10s %12s %12s %12s %12s %11s %-8s %12s  %s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL), c[1],
+               fmt_count(bb->kv_rows_read, c[2], CELL), fmt_bytes(kv, c[3], CELL),
+               fmt_bytes(p->fused.bytes - kv - ws, c[4], CELL),
+               fmt_bytes(bb->split_workspace_bytes, c[5], CELL),
+               fmt_bytes(p->fused.bytes, c[6], CELL), fmt_time(p->fused.time_s, c[7], CELL),
+               clattn_bound_name(p->fused.bound),
+               fmt_bytes(p->fused.memory.peak_bytes, c[8], CELL), clattn_fit_name(p->fused.fit));
+    }
+    printf("  K/V rows: key rows read per KV head, summed over the sequences; workspace: the\n"
+           "  split's fp32 partials, B*H*Nq*splits*(d+2)*4, written and read once (total\n"
+           "  counts it twice); time: the roofline plus one launch, two with a split (the\n"
+           "  combine)\n");
+}
+
 void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const clattn_model_device *dev,
                         const struct predict_limits *l, const struct predict_row *rows,
@@ -306,4 +367,6 @@ void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
     print_q2_table(rows, n);
     print_q3(a, rows, n);
     print_q4(a, rows, n);
+    if (shows_decode(a, rows, n))
+        print_decode(a, rows, n);
 }

@@ -170,13 +170,35 @@ CLATTN_API int clattn_model_causal_blocks(const clattn_shape *shape, clattn_caus
 typedef struct clattn_model_problem {
     clattn_shape shape;
     clattn_causal causal;
-    size_t block_m, block_n;        /* the fused kernel's tiles */
+    size_t block_m, block_n;        /* the fused kernel's tiles: query rows of one
+                                     * head and keys (a GQA-packed kernel's
+                                     * BLOCK_M rows hold BLOCK_M / (H / Hkv)
+                                     * tokens of each head) */
     uint64_t naive_workspace_bytes; /* CLBlast's temporaries and any other
                                      * workspace of the naive path */
-    uint64_t fused_workspace_bytes; /* workspace of the fused path */
+    uint64_t fused_workspace_bytes; /* workspace of the fused path beyond the
+                                     * split's, which `splits` adds */
+    /* Decoding (fields added here last; zero keeps every result as it was):
+     *   splits: split-KV chunks per sequence on the fused path (0 or 1:
+     *     none; at most Nk). With more, each chunk writes fp32 partial rows
+     *     and a (max, sum) pair, B*H*Nq*splits*(d+2)*4 bytes, which a second
+     *     launch reads to combine them: the fused path is charged that
+     *     workspace once written and once read, one more launch, and its
+     *     memory plan holds it.
+     *   kv_lens: B per-sequence key counts, each <= Nk (NULL: Nk for all),
+     *     read during the call. The fused path then reads K and V once per
+     *     KV head for each sequence's own length, with the causal block
+     *     accounting of each sequence (bottom-right aligns to its own
+     *     length: key j visible to query i iff j <= i + kv_lens[b] - Nq), and
+     *     computes each sequence's own pairs. A sequence of length 0 costs
+     *     its O write alone (its rows are zeros), the split workspace aside.
+     *     The naive path still computes and stores the whole S. */
+    uint32_t splits;
+    const uint32_t *kv_lens;
 } clattn_model_problem;
 
-/* Zero shape (to be filled), no causal mask, tiles 64 x 64, no workspace. */
+/* Zero shape (to be filled), no causal mask, tiles 64 x 64, no workspace,
+ * no split, no per-sequence lengths. */
 CLATTN_API void clattn_model_default_problem(clattn_model_problem *problem);
 
 typedef enum clattn_bound {
@@ -190,10 +212,12 @@ CLATTN_API const char *clattn_bound_name(clattn_bound bound);
 
 /* The cost of one path for one problem, all heads, causal mask applied. */
 typedef struct clattn_path_estimate {
-    uint64_t bytes;          /* traffic; the naive path's ignores the mask */
+    uint64_t bytes;          /* traffic; the naive path's ignores the mask and
+                              * the per-sequence lengths */
     double flops;            /* 4*d per computed (query, key) pair */
     double intensity;        /* flops / bytes, FLOP/byte */
-    unsigned launches;       /* kernel launches: naive 3 (QK^T, softmax, PV), fused 1 */
+    unsigned launches;       /* kernel launches: naive 3 (QK^T, softmax, PV),
+                              * fused 1, 2 with a split (the combine) */
     double memory_time_s;    /* bytes / bandwidth (0 if unknown) */
     double compute_time_s;   /* flops / peak (0 if unknown) */
     double time_s;           /* max(memory, compute) + launches * latency,
@@ -203,10 +227,29 @@ typedef struct clattn_path_estimate {
     clattn_fit fit;
 } clattn_path_estimate;
 
+/* The block accounting of the whole batch, each sequence at its own length
+ * (problem->kv_lens, else Nk) and with its own causal alignment, summed over
+ * the B sequences: per query head (like clattn_causal_blocks) except
+ * kv_rows_*, which count key rows per KV head. Without kv_lens every field
+ * is B times the matching clattn_causal_blocks field. */
+typedef struct clattn_batch_blocks {
+    uint64_t empty_sequences; /* sequences of length 0 */
+    uint64_t total_blocks;    /* sum of ceil(Nq / BM) * ceil(len / BN) */
+    uint64_t visited_blocks;  /* tiles the fused kernel computes */
+    uint64_t total_pairs;     /* sum of Nq * len */
+    uint64_t computed_pairs;  /* pairs inside visited tiles */
+    uint64_t visible_pairs;   /* pairs the mask lets through */
+    uint64_t kv_rows_total;   /* sum of len: the key rows with no mask */
+    uint64_t kv_rows_read;    /* key rows some tile of the sequence visits */
+    uint64_t split_workspace_bytes; /* B*H*Nq*splits*(d+2)*4 when splits > 1 */
+} clattn_batch_blocks;
+
 /* Everything the model says about one problem on one device. */
 typedef struct clattn_prediction {
-    clattn_traffic traffic;        /* Q1: mask-free, per head and all heads */
-    clattn_causal_blocks blocks;   /* Q4: for problem->causal and its tiles */
+    clattn_traffic traffic;        /* Q1: mask-free, per head and all heads, every
+                                    * sequence at Nk, no split */
+    clattn_causal_blocks blocks;   /* Q4: for problem->causal and its tiles, one
+                                    * head of a sequence of Nk keys */
     clattn_path_estimate naive;
     clattn_path_estimate fused;
     double ridge;                  /* peak / bandwidth, FLOP/byte (0 if unknown) */
@@ -218,10 +261,13 @@ typedef struct clattn_prediction {
     uint64_t fused_compute_len;    /* the same for the fused path (seed: 400) */
     double causal_speedup;         /* fused time without / with the mask on the
                                     * roofline: 1 with no mask, 0 if unknown */
+    clattn_batch_blocks batch;     /* the whole batch at its lengths: what the
+                                    * fused estimate counts (added last) */
 } clattn_prediction;
 
 /* Fills `out` for `problem` on `dev` (figures may be 0 = unknown).
- * CLATTN_EINVAL on a bad problem, CLATTN_EOVERFLOW when a count overflows. */
+ * CLATTN_EINVAL on a bad problem (splits > Nk, a kv_lens value > Nk among
+ * them), CLATTN_EOVERFLOW when a count overflows. */
 CLATTN_API int clattn_model_predict(const clattn_model_problem *problem,
                                     const clattn_model_device *dev, clattn_prediction *out);
 

@@ -1,8 +1,10 @@
 /*
  * The byte-arithmetic model of attention (docs/MODEL.md): what each path moves
  * through device memory, how much memory it holds, how much it computes, and
- * which tiles the fused kernel visits under a causal mask. Pure functions of
- * the shape and a few device figures; no OpenCL here.
+ * which tiles the fused kernel visits under a causal mask, for a batch whose
+ * sequences may each have their own length and whose keys may be split into
+ * chunks (decoding). Pure functions of the shape and a few device figures;
+ * no OpenCL here.
  */
 #include <math.h>
 #include <stdint.h>
@@ -536,6 +538,82 @@ int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
     return blocks_of(&x, causal, block_m, block_n, out);
 }
 
+/* ------------------------------------------------- the batch, decoding */
+
+/* kv_lens and splits against the shape: a sequence holds at most Nk keys,
+ * and a chunk at least one. */
+static int check_decode(const clattn_model_problem *p, const struct dims *x)
+{
+    if (p->splits > x->nk)
+        return clattn_fail(CLATTN_EINVAL, "model: splits = %u exceeds Nk = %llu (a chunk "
+                           "holds at least one key)", p->splits, (unsigned long long)x->nk);
+    for (uint64_t b = 0; p->kv_lens && b < x->b; b++)
+        if (p->kv_lens[b] > x->nk)
+            return clattn_fail(CLATTN_EINVAL, "model: kv_lens[%llu] = %u exceeds Nk = %llu",
+                               (unsigned long long)b, p->kv_lens[b],
+                               (unsigned long long)x->nk);
+    return CLATTN_OK;
+}
+
+/* The fp32 partial rows and (max, sum) pairs of a split: every chunk of
+ * every sequence writes its rows (an empty chunk writes a row that saw
+ * nothing), and the combine reads them all. */
+static uint64_t split_workspace(const struct dims *x, uint32_t splits, int *ovf)
+{
+    if (splits <= 1)
+        return 0;
+    uint64_t rows = mul(mul(mul(x->b, x->h, ovf), x->nq, ovf), splits, ovf);
+    return mul(mul(rows, add(x->d, 2, ovf), ovf), 4, ovf);
+}
+
+/* Adds one sequence's per-head block counts to the batch's sums. */
+static void batch_add(clattn_batch_blocks *sum, const clattn_causal_blocks *cb, uint64_t len,
+                      uint64_t times, int *ovf)
+{
+    sum->total_blocks = add(sum->total_blocks, mul(cb->total_blocks, times, ovf), ovf);
+    sum->visited_blocks = add(sum->visited_blocks, mul(cb->visited_blocks, times, ovf), ovf);
+    sum->total_pairs = add(sum->total_pairs, mul(cb->total_pairs, times, ovf), ovf);
+    sum->computed_pairs = add(sum->computed_pairs, mul(cb->computed_pairs, times, ovf), ovf);
+    sum->visible_pairs = add(sum->visible_pairs, mul(cb->visible_pairs, times, ovf), ovf);
+    sum->kv_rows_total = add(sum->kv_rows_total, mul(len, times, ovf), ovf);
+    sum->kv_rows_read = add(sum->kv_rows_read, mul(cb->kv_rows_read, times, ovf), ovf);
+}
+
+/* Each sequence's grid is the shape's with its own key count (and so, under
+ * a bottom-right mask, its own diagonal); without kv_lens all B are the
+ * full-length grid already counted in `full`. Runs of equal lengths are
+ * counted once. */
+static int batch_blocks_of(const clattn_model_problem *p, const struct dims *x,
+                           const clattn_causal_blocks *full, clattn_batch_blocks *out)
+{
+    int ovf = 0;
+    *out = (clattn_batch_blocks){ 0 };
+    if (!p->kv_lens) {
+        batch_add(out, full, x->nk, x->b, &ovf);
+    } else {
+        clattn_causal_blocks cb = { 0 };
+        uint64_t counted = UINT64_MAX; /* the length cb holds */
+        for (uint64_t b = 0; b < x->b; b++) {
+            uint64_t len = p->kv_lens[b];
+            if (len == 0) {
+                out->empty_sequences++;
+                continue;
+            }
+            if (len != counted) {
+                struct dims seq = *x;
+                seq.nk = len;
+                int rc = blocks_of(&seq, p->causal, p->block_m, p->block_n, &cb);
+                if (rc < 0)
+                    return rc;
+                counted = len;
+            }
+            batch_add(out, &cb, len, 1, &ovf);
+        }
+    }
+    out->split_workspace_bytes = split_workspace(x, p->splits, &ovf);
+    return ovf ? overflow_detail(x) : CLATTN_OK;
+}
+
 /* ------------------------------------------ Q3 intensity and the roofline */
 
 void clattn_model_default_problem(clattn_model_problem *problem)
@@ -546,6 +624,8 @@ void clattn_model_default_problem(clattn_model_problem *problem)
     problem->causal = CLATTN_CAUSAL_NONE;
     problem->block_m = 64;
     problem->block_n = 64;
+    problem->splits = 0;
+    problem->kv_lens = NULL;
 }
 
 const char *clattn_bound_name(clattn_bound bound)
@@ -641,32 +721,63 @@ static int estimate_naive(const clattn_model_problem *p, const struct dims *x,
     return CLATTN_OK;
 }
 
+/* FLOPs of `pairs` (query, key) pairs per query head summed over the batch;
+ * without kv_lens pair_flops of one sequence's count, as it always was. */
+static double batch_flops(const clattn_model_problem *p, const struct dims *x,
+                          uint64_t batch_pairs, uint64_t sequence_pairs)
+{
+    if (!p->kv_lens)
+        return pair_flops(x, sequence_pairs);
+    return 4.0 * (double)x->d * (double)x->h * (double)batch_pairs;
+}
+
+/* The fused path's bytes when each sequence reads `kv_rows` key rows per KV
+ * head in all: Q of every sequence that has a key, O of every sequence (an
+ * empty one writes zeros), K and V, and the split workspace written once and
+ * read once. */
+static uint64_t fused_bytes(const struct dims *x, const struct tensors *t,
+                            const clattn_batch_blocks *bb, uint64_t kv_rows, int *ovf)
+{
+    uint64_t kv_row = mul(mul(x->hkv, x->d, ovf), x->e, ovf);
+    uint64_t q_seq = mul(mul(mul(x->h, x->nq, ovf), x->d, ovf), x->e, ovf);
+    uint64_t q_read = mul(q_seq, x->b - bb->empty_sequences, ovf);
+    uint64_t kv = mul(kv_row, kv_rows, ovf);
+    uint64_t bytes = add(add(q_read, t->q, ovf), mul(2, kv, ovf), ovf);
+    return add(bytes, mul(2, bb->split_workspace_bytes, ovf), ovf);
+}
+
 /* The fused path reads Q and writes O in full, reads only the K/V rows some
- * query block visits, and computes every pair of the tiles it visits. */
+ * query block visits, and computes every pair of the tiles it visits; a
+ * split adds its workspace's traffic and the combine's launch. */
 static int estimate_fused(const clattn_model_problem *p, const struct dims *x,
                           const struct tensors *t, const clattn_prediction *pred,
                           const clattn_model_device *dev, clattn_path_estimate *out)
 {
     int ovf = 0;
-    uint64_t kv_row = mul(mul(mul(x->b, x->hkv, &ovf), x->d, &ovf), x->e, &ovf);
-    uint64_t kv = mul(kv_row, pred->blocks.kv_rows_read, &ovf);
-    out->bytes = add(mul(2, t->q, &ovf), mul(2, kv, &ovf), &ovf);
-    out->flops = pair_flops(x, pred->blocks.computed_pairs);
-    out->launches = 1;
-    if (ovf || plan_path(t, CLATTN_PATH_FUSED, p->fused_workspace_bytes, &out->memory))
+    const clattn_batch_blocks *bb = &pred->batch;
+    out->bytes = fused_bytes(x, t, bb, bb->kv_rows_read, &ovf);
+    out->flops = batch_flops(p, x, bb->computed_pairs, pred->blocks.computed_pairs);
+    out->launches = p->splits > 1 ? 2 : 1;
+    uint64_t workspace = add(p->fused_workspace_bytes, bb->split_workspace_bytes, &ovf);
+    if (ovf || plan_path(t, CLATTN_PATH_FUSED, workspace, &out->memory))
         return overflow_detail(x);
     out->fit = fit_verdict(&out->memory, dev);
     roofline(out, dev);
     return CLATTN_OK;
 }
 
-/* Fused time without the mask over fused time with it (1 with no mask). */
-static double causal_speedup(const struct dims *x, const clattn_prediction *pred,
+/* Fused time without the mask over fused time with it (1 with no mask):
+ * the same sequences and split, every key row read, every pair computed. */
+static double causal_speedup(const clattn_model_problem *p, const struct dims *x,
+                             const struct tensors *t, const clattn_prediction *pred,
                              const clattn_model_device *dev)
 {
+    int ovf = 0;
     clattn_path_estimate full = pred->fused;
-    full.bytes = pred->traffic.fused_bytes;
-    full.flops = pair_flops(x, pred->blocks.total_pairs);
+    full.bytes = fused_bytes(x, t, &pred->batch, pred->batch.kv_rows_total, &ovf);
+    full.flops = batch_flops(p, x, pred->batch.total_pairs, pred->blocks.total_pairs);
+    if (ovf) /* the unmasked bytes do not fit 64 bits: unknown */
+        return 0.0;
     roofline(&full, dev);
     return pred->fused.time_s > 0 ? full.time_s / pred->fused.time_s : 0.0;
 }
@@ -686,14 +797,16 @@ int clattn_model_predict(const clattn_model_problem *problem, const clattn_model
         return rc;
     if (head_traffic(&x, &out->traffic) || all_heads_traffic(&t, &out->traffic))
         return overflow_detail(&x);
+    if ((rc = check_decode(problem, &x)) < 0)
+        return rc;
     rc = blocks_of(&x, problem->causal, problem->block_m, problem->block_n, &out->blocks);
-    if (rc < 0)
+    if (rc < 0 || (rc = batch_blocks_of(problem, &x, &out->blocks, &out->batch)) < 0)
         return rc;
     if ((rc = estimate_naive(problem, &x, &t, out, dev, &out->naive)) < 0 ||
         (rc = estimate_fused(problem, &x, &t, out, dev, &out->fused)) < 0)
         return rc;
     out->ridge = dev->bandwidth > 0 && dev->peak_flops > 0 ? dev->peak_flops / dev->bandwidth : 0;
     compute_bound_lengths(&x, out);
-    out->causal_speedup = causal_speedup(&x, out, dev);
+    out->causal_speedup = causal_speedup(problem, &x, &t, out, dev);
     return CLATTN_OK;
 }
