@@ -117,6 +117,7 @@ static int measure_device(const struct devices_args *a)
         cli_error("devices: out of memory");
         goto close;
     }
+    clattn_measurement_init(m);
     /* The prediction to compare with: what the model knew before measuring. */
     int rc = clattn_device_ceilings(ctx, &before);
     if (rc == 0)

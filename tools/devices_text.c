@@ -142,6 +142,7 @@ static void print_ceilings_text(const clattn_ceilings *c, cl_device_id dev)
     }
     char path[4096];
     clattn_measurement *m = malloc(sizeof *m);
+    clattn_measurement_init(m);
     if (m && clattn_measure_path(dev, path, sizeof path) == 0) {
         if (clattn_measure_load(dev, m) == 0)
             printf("    measured %s%s: %s\n", m->quick ? "(quick) " : "", "and saved in", path);

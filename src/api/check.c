@@ -10,6 +10,9 @@
 
 #include "context/context.h"
 
+/* Fixed size for the life of the API major (clattn/types.h). */
+_Static_assert(sizeof(clattn_check_result) == 512, "clattn_check_result must stay 512 bytes");
+
 static double now_seconds(void)
 {
     struct timespec ts;

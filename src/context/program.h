@@ -26,6 +26,8 @@ struct program_entry {
 struct program_cache {
     struct program_entry *entries;
     size_t count, cap;
+    double build_seconds; /* wall time spent building, over the context's life
+                           * (an entry point reports its own share) */
 };
 
 /* Returns the program built from `file` with `options` on the context's

@@ -52,6 +52,7 @@ int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out)
     clattn_measurement *m = malloc(sizeof *m);
     if (!m)
         return clattn_fail(CLATTN_ENOMEM, "clattn_device_ceilings: %zu bytes", sizeof *m);
+    clattn_measurement_init(m);
     /* A quick measurement (small buffers that may sit in a cache) is a
      * smoke test, not a ceiling. */
     if (clattn_measure_load(dev, m) == 0 && !m->quick) {
