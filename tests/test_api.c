@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The API contract of the core, which needs no OpenCL: error codes and
  * messages, shape validation and overflow, defaults, the comparison and the

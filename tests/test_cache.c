@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-device cache files (tuned tiles, measurements) against what a
  * hostile or broken file system holds: links to /dev/zero and FIFOs (read

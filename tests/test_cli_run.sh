@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end test of `clattn run`: bad inputs are refused with one line on
 # stderr, the right exit status and no output file; good inputs give a valid
 # .npy whose values match softmax attention computed here in plain Python.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The API contract of contexts: argument checks at every entry point that
  * takes one, device selection, the options a context refuses, tuned tiles

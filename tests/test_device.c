@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device properties, ceilings, a quick measurement and its saved file, on the
  * first device clattn_open picks. Exits 77 (skipped) without a device.
  * Saved measurements go to a temporary $XDG_CACHE_HOME. */

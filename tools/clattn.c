@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn: command-line front end of the library. Dispatches to a subcommand. */
 #include <stdio.h>
 #include <string.h>

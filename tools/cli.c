@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error printing, device opening and formatting shared by the subcommands
  * (the option-value parsers are in cli_parse.c). */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the clattn subcommands: parsing, errors, formatting. */
 #ifndef CLATTN_TOOLS_CLI_H
 #define CLATTN_TOOLS_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices: every OpenCL device with what it reports, the kernels it
  * runs, the ceilings the model would use, and (--measure) ceilings measured
  * on one device. */

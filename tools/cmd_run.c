@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn run: attention on .npy files.
  *

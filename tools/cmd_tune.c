@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn tune: times the fused kernel's tile candidates for each head dim on
  * the device and records the fastest, so later runs on this device use it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn verify: the naive and fused paths on the device against the CPU
  * reference, over the built-in shapes (tools/cases.h) or given ones. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices, in four files: arguments (devices_args.c), the text
  * listing and measurement report (devices_text.c), the same as JSON
  * (devices_json.c), and the command itself (cmd_devices.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices: usage and arguments. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices --json: each device's properties, kernels and ceilings, and
  * the measurement report, through the one JSON writer (json.h). */
 #include <stdio.h>

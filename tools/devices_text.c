@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices: the text listing and the measurement report. Each figure
  * names its source: reported, vendor attribute, measured or table. */
 #include <inttypes.h>

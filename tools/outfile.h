@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output files written whole or not at all: clattn run --out, clattn bench
  * --json and --csv.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn: attention, O = softmax(scale * Q * K^T) * V, on any OpenCL device.
  *

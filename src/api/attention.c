@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Public attention entry points: the checks (api/prepare.c), the choice of
  * path, and the refusal of runs the model predicts will not fit, before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Verification: random inputs, poisoned outputs, comparison with the CPU
  * reference. Shared by clattn verify and the tests so that both apply the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's built programs (see program.h). */
 #include <stdlib.h>
 #include <string.h>

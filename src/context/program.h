@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's built programs: each (kernel file, options) variant is
  * built once per context and kept, with the kernel objects made from it,
  * until the context closes. */

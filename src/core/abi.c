@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The struct_size rule, library side (see abi.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The library's side of the struct_size rule (include/clattn/types.h,
  * "Structs that grow"): a caller's struct is read or written up to the size
  * its own header gave it, never past it. */

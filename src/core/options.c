@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Default options. */
 #include <stddef.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a device reports, for clattn devices and any caller: OpenCL's
  * properties, vendor attributes, and whether half arithmetic builds. */
 #include <stdio.h>

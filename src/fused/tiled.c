@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The register-tiled fused kernel (cl/fused_tiled.cl): OpenCL C 1.2, shaped
  * like a GEMM for GPUs of any vendor. A work-group of (BM / TM) x TX
  * work-items owns BM packed rows; each work-item a TM x (BN / TX) tile of

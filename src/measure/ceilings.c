@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ceilings the model uses for a device: measured figures where a saved
  * measurement exists, else the table of known devices, else what the device
  * reports; each figure says where it came from. */

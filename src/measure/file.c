@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The saved measurement: one key=value text file per device under the
  * user's cache directory (cache_file.c), and the identity it is keyed by. */
 #include <errno.h>

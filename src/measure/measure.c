@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Measured ceilings (cl/measure.cl): memory bandwidth, FMA rates and launch
  * latency, then the working-set sweep (measure_sweep.c); the saved file is
  * measure_file.c. */

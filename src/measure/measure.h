@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the measurement files share: the timing harness (bench.c),
  * the rate measurements and entry point (measure.c), the working-set sweep
  * (sweep.c) and the saved file (file.c). */
