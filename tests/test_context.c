@@ -131,6 +131,19 @@ static void test_bad_options_on_device(void **state)
     assert_true(info.build_seconds > 0);
     assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, x, &info), CLATTN_OK);
     assert_true(info.build_seconds == 0);
+    /* The plan says what a call would do, and refuses what it would
+     * refuse, without allocating. */
+    clattn_run_info plan;
+    assert_int_equal(clattn_attention_plan(ctx, &fresh, NULL, &plan), CLATTN_OK);
+    assert_int_equal(plan.path, CLATTN_PATH_FUSED);
+    assert_true(plan.predicted_peak_bytes >= 4 * (2 * 2 * 4 + 2 * 3 * 4));
+    clattn_shape huge = { 1, 1, 1, 1 << 20, 1 << 20, 64, CLATTN_F32 };
+    clattn_options naive_opts;
+    clattn_default_options(&naive_opts);
+    naive_opts.path = CLATTN_PATH_NAIVE;
+    assert_int_equal(clattn_attention_plan(ctx, &huge, &naive_opts, &plan), CLATTN_EWOULDOOM);
+    assert_non_null(strstr(clattn_last_error_detail(), "naive path"));
+    assert_int_equal(clattn_attention_plan(NULL, &huge, NULL, NULL), CLATTN_EINVAL);
     clReleaseMemObject(buf);
     /* The kernel description names one fused and one naive implementation. */
     char fused[64], naive[64];

@@ -137,6 +137,16 @@ CLATTN_API int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape,
                                    const clattn_options *opts, const void *q, const void *k,
                                    const void *v, void *o, float *lse, clattn_run_info *info);
 
+/* What clattn_attention_cl would decide for `shape` and `opts` on the
+ * context's device, without allocating or enqueueing anything: the path
+ * (AUTO resolved), the model's peak memory and the note, in *info (may be
+ * NULL). Returns CLATTN_EWOULDOOM, naming the buffer and the limit, where
+ * the call would be refused as not fitting; a caller that allocates its own
+ * buffers asks this first to keep the refusal ahead of its allocations.
+ * May build the probe kernels the choice depends on. */
+CLATTN_API int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
+                                     const clattn_options *opts, clattn_run_info *info);
+
 /* clattn_merge on the device: enqueues the exact combination of two results
  * over disjoint keys (see clattn_merge in clattn/types.h). Buffers are
  * contiguous: `rows` rows of d `dtype` values, and fp32 LSEs; o and lse may

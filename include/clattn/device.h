@@ -107,6 +107,11 @@ typedef struct clattn_device_props {
                                     * tried (tried only where cl_khr_fp16 is
                                     * advertised, and on NVIDIA, which computes
                                     * half without advertising it) */
+    char fp16_probe_log[1024];     /* fp16_builds 0: the probe's build error and
+                                    * the start of its build log; "" otherwise.
+                                    * (Some compilers, PoCL's among them, also
+                                    * print a summary on the process's stderr,
+                                    * which the library cannot prevent.) */
     int subgroups_khr;             /* cl_khr_subgroups */
     int subgroups_intel;           /* cl_intel_subgroups */
     uint32_t max_sub_groups;       /* CL_DEVICE_MAX_NUM_SUB_GROUPS (OpenCL 2.1+),

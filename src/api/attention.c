@@ -154,6 +154,28 @@ int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape, const cla
     return ctx_leave_with(ctx, rc);
 }
 
+int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
+                          const clattn_options *opts, clattn_run_info *info)
+{
+    clattn_clear_error();
+    clattn_options resolved;
+    clattn_run_info scratch;
+    int rc = options_resolve(opts, &resolved);
+    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+        return rc;
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+    const double built = ctx->programs.build_seconds;
+    struct attention_call c = { .info = info };
+    uint64_t spans[4];
+    if ((rc = prepare_call(shape, &resolved, &c, spans)) >= 0 &&
+        (rc = ctx_check_last(ctx)) >= 0)
+        rc = choose_path(ctx, &c, info);
+    info->build_seconds = ctx->programs.build_seconds - built;
+    return ctx_leave_with(ctx, rc);
+}
+
 int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
                         cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint num_wait,
                         const cl_event *wait_list, cl_event *done, clattn_run_info *info)
