@@ -12,7 +12,8 @@
 
 struct devices_args {
     const char *device; /* --device SEL, NULL for all (listing) / default (measure) */
-    int json, measure, quick, sweep;
+    const char *json;   /* --json[=FILE]: the file, "-" for stdout; NULL: text */
+    int measure, quick, sweep;
     uint32_t repetitions;
 };
 
