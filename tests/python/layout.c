@@ -10,8 +10,12 @@
 #include "clattn/device.h"
 #include "clattn/model.h"
 
-#define FIELD(type, name) printf("%s\"%s\": %zu", first ? "" : ", ", #name, offsetof(type, name)), first = 0
-#define BEGIN(type) printf("%s\"%s\": {\"size\": %zu, \"fields\": {", any ? ", " : "", #type, sizeof(type)), first = 1, any = 1
+#define FIELD(type, name)                                                             \
+    printf("%s\"%s\": %zu", first ? "" : ", ", #name, offsetof(type, name)), first = 0
+#define BEGIN(type)                                                                   \
+    printf("%s\"%s\": {\"size\": %zu, \"fields\": {", any ? ", " : "", #type,         \
+           sizeof(type)),                                                             \
+        first = 1, any = 1
 #define END() printf("}}")
 
 int main(void)

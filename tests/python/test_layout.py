@@ -19,7 +19,7 @@ class Layout(unittest.TestCase):
         c = json.loads(subprocess.run([LAYOUT_EXE], check=True, capture_output=True,
                                       text=True).stdout)
         self.assertEqual(set(c), set(_lib.MIRRORED), "layout.c and _lib.MIRRORED list "
-                         "different structs (regenerate layout.c from the mirror)")
+                         "different structs (list each mirrored field in layout.c)")
         for name, cls in _lib.MIRRORED.items():
             fields = c[name]["fields"]
             self.assertEqual([f for f, _ in cls._fields_], list(fields), name)
