@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Split-KV's second step: each row's key chunks (written by a fused kernel
  * with -DSPLIT=1: the unnormalised accumulator and (max, sum) per chunk, max

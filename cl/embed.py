@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a C file holding each OpenCL source as a byte array, named by its
 file name, so the library carries its kernels wherever it is installed."""
 import os

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fused attention, portable OpenCL C 1.2: FlashAttention-style tiles with an
  * online softmax. One work-group owns BM packed query rows (fused_grid.clh:

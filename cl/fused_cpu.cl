@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fused attention shaped for CPUs (PoCL): FlashAttention's online softmax
  * with the tiles of a GEMM micro-kernel, written in explicit float16 vectors

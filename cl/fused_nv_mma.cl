@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fused attention on NVIDIA tensor cores (compute capability >= 8.0), from
  * OpenCL C through inline PTX: FlashAttention-2's schedule.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fused attention built like a register-tiled GEMM, OpenCL C 1.2 and no
  * extension: the portable kernel for GPUs of every vendor (and fp32 on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Batched GEMM on NVIDIA tensor cores (compute capability >= 8.0), from
  * OpenCL C through inline PTX, for the naive path's two products:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Micro-benchmarks behind `clattn devices --measure` (src/measure.c).
  *

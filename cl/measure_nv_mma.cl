@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tensor-core rate on NVIDIA (compute capability >= 8.0): each warp issues
  * ITERS rounds of 8 independent mma.sync.m16n8k16 (fp16 in, fp32 accumulate)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn_merge_cl: two results over disjoint keys, (o1, lse1) and (o2, lse2),
  * into the exact result over their union (natural-log LSEs, fp32). One

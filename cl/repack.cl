@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The naive path's copies between a caller's layout and the contiguous
  * [B, heads, N, d] its GEMMs take: Q, K and V in (with -DLENS, the rows of

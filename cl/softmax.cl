@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Row softmax of the naive path: reads a row of S from global memory and
  * writes P = softmax(row) to a separate buffer (the seed's model: S and P are

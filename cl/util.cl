@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reproducible pseudo-random buffer contents, for device-generated benchmark
  * inputs. Build options: -DDTYPE_F16 (optional).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The API contract of the core, which needs no OpenCL: error codes and
  * messages, shape validation and overflow, defaults, the comparison and the
@@ -36,7 +37,22 @@ static void test_error_table(void **state)
             assert_string_not_equal(clattn_strerror(codes[i]), clattn_strerror(codes[j]));
     }
     assert_non_null(clattn_version());
-    assert_string_equal(clattn_version(), "0.1.0");
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", CLATTN_VERSION_MAJOR, CLATTN_VERSION_MINOR,
+             CLATTN_VERSION_PATCH);
+    assert_string_equal(clattn_version(), want);
+}
+
+/* The library reports the API of the headers it was built with; the
+ * macros take the number apart. */
+static void test_api_version(void **state)
+{
+    (void)state;
+    const unsigned v = clattn_api_version();
+    assert_int_equal(v, CLATTN_API_VERSION);
+    assert_int_equal(CLATTN_API_MAJOR_OF(v), CLATTN_API_VERSION_MAJOR);
+    assert_int_equal(CLATTN_API_MINOR_OF(v), CLATTN_API_VERSION_MINOR);
+    assert_true(CLATTN_API_VERSION_MAJOR >= 1); /* struct_size everywhere came with 1.0 */
 }
 
 static void test_shape_check(void **state)
@@ -77,7 +93,16 @@ static void test_defaults(void **state)
     assert_int_equal(o.path, CLATTN_PATH_AUTO);
     assert_int_equal(o.allow_oom, 0);
     assert_int_equal(o.use_clblast, 1);
+    assert_int_equal(o.struct_size, sizeof o);
     clattn_default_options(NULL); /* must not crash */
+    /* The reference reads options by the same rule as the device paths: a
+     * struct never set up is refused, naming the function that sets it up. */
+    clattn_shape s = { 1, 1, 1, 2, 2, 2, CLATTN_F32 };
+    float x[4] = { 0.5f, -0.25f, 1, 0 };
+    double out[4];
+    o.struct_size = 3;
+    assert_int_equal(clattn_reference(&s, &o, x, x, x, out), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "clattn_default_options"));
 }
 
 static void test_core_null_arguments(void **state)
@@ -137,6 +162,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_table),
+        cmocka_unit_test(test_api_version),
         cmocka_unit_test(test_shape_check),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_compare_flags_nan),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Device tests: the naive and fused paths against the CPU reference on every
  * shape of tools/cases.h, through every entry point (host pointers, caller's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-device cache files (tuned tiles, measurements) against what a
  * hostile or broken file system holds: links to /dev/zero and FIFOs (read
@@ -65,6 +66,7 @@ static void test_special_files_are_not_read(void **state)
     measurement_path(path, sizeof path);
     clattn_measurement *m = malloc(sizeof *m);
     assert_non_null(m);
+    clattn_measurement_init(m);
     assert_int_equal(symlink("/dev/zero", path), 0);
     alarm(10);
     assert_int_equal(clattn_measure_load(clattn_cl_device(ctx), m), CLATTN_EFORMAT);
@@ -92,7 +94,7 @@ static void test_planted_symlink_is_not_followed(void **state)
     fclose(f);
     assert_int_equal(symlink(victim, path), 0);
     clattn_measurement m;
-    memset(&m, 0, sizeof m);
+    clattn_measurement_init(&m);
     snprintf(m.device_name, sizeof m.device_name, "x");
     /* The identity must be this device's for the path to match. */
     clattn_device_props p;
@@ -187,6 +189,7 @@ static void test_implausible_measurement_is_refused(void **state)
     assert_int_equal(clattn_device_query(clattn_cl_device(ctx), &p), CLATTN_OK);
     clattn_measurement *m = malloc(sizeof *m);
     assert_non_null(m);
+    clattn_measurement_init(m);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(path, "w");
         assert_non_null(f);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the option-value parsers (tools/cli_parse.c): the grammar
  * cli.h documents, its limits, and the inputs fuzzing showed were accepted

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end test of `clattn run`: bad inputs are refused with one line on
 # stderr, the right exit status and no output file; good inputs give a valid
 # .npy whose values match softmax attention computed here in plain Python.
@@ -117,31 +118,77 @@ def same_device(path, dev):
     if not stat.S_ISCHR(st.st_mode) or st.st_rdev != os.stat(dev).st_rdev:
         sys.exit('%s is no longer a character device like %s' % (path, dev))
 
-def attention(q, k, v, shape_q, shape_k, causal, scale):
+def attention(q, k, v, shape_q, shape_k, causal, scale, lens=None, lse=None):
+    """O (and, into lse, each row's log-sum-exp) over each sequence's first
+    lens[b] keys; a bottom-right mask aligns to that length."""
     B, H, NQ, D = shape_q
     HKV, NK = shape_k[1], shape_k[2]
     scale = scale or 1.0 / math.sqrt(D)
     o = []
     for b in range(B):
+        L = lens[b] if lens else NK
         for h in range(H):
             g = h // (H // HKV)
             base_k = (b * HKV + g) * NK * D
             for i in range(NQ):
                 qi = q[((b * H + h) * NQ + i) * D:][:D]
-                seen = [j for j in range(NK)
+                seen = [j for j in range(L)
                         if causal == 'none' or
                         (causal == 'top-left' and j <= i) or
-                        (causal == 'bottom-right' and j <= i + NK - NQ)]
+                        (causal == 'bottom-right' and j <= i + L - NQ)]
                 if not seen:
                     o.extend([0.0] * D)
+                    if lse is not None:
+                        lse.append(-math.inf)
                     continue
                 s = [scale * sum(qi[c] * k[base_k + j * D + c] for c in range(D)) for j in seen]
                 m = max(s)
                 p = [math.exp(x - m) for x in s]
                 z = sum(p)
+                if lse is not None:
+                    lse.append(m + math.log(z))
                 o.extend(sum(p[t] * v[base_k + j * D + c] for t, j in enumerate(seen)) / z
                          for c in range(D))
     return o
+
+def check_lse(o_path, lse_path, q_path, k_path, v_path, causal, lens, tol):
+    """O and the LSE file against the reference with per-sequence lengths."""
+    _, sq, q = read(q_path)
+    _, sk, k = read(k_path)
+    _, _, v = read(v_path)
+    _, _, o = read(o_path)
+    dl, sl, lse = read(lse_path)
+    if dl != '<f4' or sl != sq[:3]:
+        sys.exit('%s: %s %r, want <f4 %r' % (lse_path, dl, sl, sq[:3]))
+    lens = [int(x) for x in lens.split(',')]
+    ref_lse = []
+    ref = attention(q, k, v, sq, sk, causal, 0, lens, ref_lse)
+    err = max(abs(a - b) for a, b in zip(o, ref))
+    for a, b in zip(lse, ref_lse):
+        if math.isinf(b):
+            if not (math.isinf(a) and a < 0):
+                sys.exit('%s: %r where the row sees no key (want -inf)' % (lse_path, a))
+        else:
+            err = max(err, abs(a - b))
+    print('max abs error %.3g over O and LSE (tolerance %g)' % (err, float(tol)))
+    if not err < float(tol):
+        sys.exit('O or LSE: max abs error %g above %g' % (err, float(tol)))
+
+def check_json(path, *want):
+    """The --json report parses and holds the fields named KEY=VALUE."""
+    import json
+    with open(path) as f:
+        d = json.load(f)
+    for kv in want:
+        key, value = kv.split('=', 1)
+        node = d
+        for part in key.split('.'):
+            node = node[part]
+        if str(node) != value:
+            sys.exit('%s: %s is %r, want %r' % (path, key, node, value))
+    for part in ('total', 'build', 'upload', 'device', 'download'):
+        if not d['seconds'][part] >= 0:
+            sys.exit('%s: seconds.%s is %r' % (path, part, d['seconds'][part]))
 
 def check(o_path, q_path, k_path, v_path, causal, scale, tol):
     dq, sq, q = read(q_path)
@@ -162,6 +209,10 @@ elif sys.argv[1] == 'clone':
     clone_device(*sys.argv[2:])
 elif sys.argv[1] == 'same':
     same_device(*sys.argv[2:])
+elif sys.argv[1] == 'lse':
+    check_lse(*sys.argv[2:])
+elif sys.argv[1] == 'json':
+    check_json(*sys.argv[2:])
 else:
     check(*sys.argv[2:])
 PY
@@ -213,6 +264,13 @@ expect_error "--scale that is subnormal in float" 2 "scale" $good --scale 1e-40
 expect_error "unknown option" 2 "unknown option.*--frobnicate" $good --frobnicate
 expect_error "missing --out" 2 "missing --out" --q "q.npy" --k "k.npy" --v "v.npy"
 expect_error "option without value" 2 "--device.*value" $good --device
+expect_error "empty value" 2 "option --out needs a value" --q q.npy --k k.npy --v v.npy --out=
+expect_error "bad --split-kv" 2 "run: bad --split-kv 'two'.*see clattn run --help" $good \
+    --split-kv two
+expect_error "bad --kv-lens" 2 "run: bad --kv-lens '3,,4'" $good --kv-lens 3,,4
+expect_error "operand" 2 "run: unexpected argument 'extra'" $good extra
+expect_error "two outputs on stdout" 2 "cannot all go to stdout" --q q.npy --k k.npy --v v.npy \
+    --out - --json -
 
 # ---------------------------------------------- bad input files (status 1)
 expect_error "missing file" 1 "nothere\.npy.*(no such file|cannot open)" \
@@ -235,6 +293,9 @@ expect_error "mixed dtypes" 1 "dtypes differ" \
     --q "q.npy" --k "k16.npy" --v "v16.npy" --out "$out"
 expect_error "output directory missing" 1 "nodir.*no such file" \
     --q "q.npy" --k "k.npy" --v "v.npy" --out "nodir/$out"
+expect_error "--kv-lens count" 1 "kv-lens gives 3 lengths; q\.npy has B=2" $good --kv-lens 1,2,3
+expect_error "--kv-lens above Nk" 1 "kv-lens: 8 .*more than Nk = 7" $good --kv-lens 1,8
+expect_error "--json directory missing" 1 "nodir.*no such file" $good --json nodir/r.json
 
 # ----------------------------------------------- refused outputs (status 1)
 # expect_refused NAME PATTERN OUT: a run with good inputs and --out OUT fails
@@ -391,4 +452,38 @@ expect_run "fp32 causal bottom-right fused scale" 1e-4 bottom-right 0.3 \
 # them back as such; the error left is O's own rounding to half.
 expect_run "fp16" 1e-2 none 0 "q16.npy" "k16.npy" "v16.npy"
 grep -q "fp16" "$dir/stdout" || fail "fp16: summary does not say fp16"
+
+# The summary splits the time: builds, uploads, the device, downloads.
+grep -qE "[0-9.]+ ms: build [0-9.]+ ms, upload [0-9.]+ ms, device [0-9.]+ ms, download [0-9.]+ ms" \
+    "$dir/stdout" || fail "summary does not split the time"
+echo "ok: time split in the summary"
+
+# Per-sequence lengths, split keys and the LSE, against the reference with
+# the same lengths; the JSON report says what ran.
+run_clattn $good --kv-lens 3,7 --split-kv 2 --causal=bottom-right --lse-out lse.npy \
+    --json run.json
+[ "$rc" -eq 0 ] || fail "--kv-lens/--lse-out: exit status $rc"
+python3 npyutil.py lse "$out" lse.npy q.npy k.npy v.npy bottom-right 3,7 1e-4 >"$dir/check" 2>&1 ||
+    { cat "$dir/check" >&2; fail "--kv-lens/--lse-out: wrong output"; }
+echo "ok: --kv-lens, --split-kv, --lse-out: $(cat "$dir/check")"
+python3 npyutil.py json run.json command=run causal=bottom-right split_kv=2 \
+    shape.batch=2 shape.kv_len=7 outputs.lse=lse.npy "kv_lens=[3, 7]" ||
+    fail "--json: wrong report"
+echo "ok: --json report"
+
+# "-" is stdout for every output: O down a pipe, the summary on stderr; the
+# JSON report on stdout.
+set +e
+"$CLATTN" run $good --out - 2>"$dir/stderr" | cat >dash.npy
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "--out -: exit status $rc"
+python3 npyutil.py check dash.npy q.npy k.npy v.npy none 0 1e-4 >/dev/null || fail "--out -: data"
+grep -q "causal none" "$dir/stderr" || fail "--out -: no summary on stderr"
+run_clattn $good --json -
+[ "$rc" -eq 0 ] || fail "--json -: exit status $rc"
+cp "$dir/stdout" dash.json
+python3 npyutil.py json dash.json command=run || fail "--json -: stdout is not the report"
+grep -q "causal none" "$dir/stderr" || fail "--json -: no summary on stderr"
+echo "ok: - is stdout"
 echo "PASS"

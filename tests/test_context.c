@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The API contract of contexts: argument checks at every entry point that
  * takes one, device selection, the options a context refuses, tuned tiles
@@ -107,6 +108,43 @@ static void test_bad_options_on_device(void **state)
     assert_int_equal(clattn_attention(ctx, &s, NULL, NULL, x, x, x, NULL), CLATTN_EINVAL);
     assert_int_equal(clattn_attention_cl(ctx, &s, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL,
                                          NULL), CLATTN_EINVAL);
+    /* Extras whose struct_size was never set up are refused. */
+    clattn_extras ex = CLATTN_EXTRAS_INIT;
+    ex.struct_size = 0;
+    cl_int cerr;
+    cl_mem buf = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, sizeof x, NULL, &cerr);
+    assert_int_equal(cerr, CL_SUCCESS);
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, buf, buf, buf, buf, &ex, 0, NULL,
+                                            NULL, NULL), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "CLATTN_EXTRAS_INIT"));
+    clattn_default_extras(&ex);
+    assert_int_equal(ex.struct_size, sizeof ex);
+    assert_null(ex.lse);
+    /* The run info is written whole: reserved bytes zero, whatever they held;
+     * the first call of a shape waits for its builds, a second does not. */
+    clattn_run_info info;
+    memset(&info, 0x5a, sizeof info);
+    clattn_shape fresh = { 1, 1, 1, 2, 3, 4, CLATTN_F32 }; /* within x */
+    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, x, &info), CLATTN_OK);
+    for (size_t i = 0; i < sizeof info.reserved; i++)
+        assert_int_equal(info.reserved[i], 0);
+    assert_true(info.build_seconds > 0);
+    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, x, &info), CLATTN_OK);
+    assert_true(info.build_seconds == 0);
+    /* The plan says what a call would do, and refuses what it would
+     * refuse, without allocating. */
+    clattn_run_info plan;
+    assert_int_equal(clattn_attention_plan(ctx, &fresh, NULL, &plan), CLATTN_OK);
+    assert_int_equal(plan.path, CLATTN_PATH_FUSED);
+    assert_true(plan.predicted_peak_bytes >= 4 * (2 * 2 * 4 + 2 * 3 * 4));
+    clattn_shape huge = { 1, 1, 1, 1 << 20, 1 << 20, 64, CLATTN_F32 };
+    clattn_options naive_opts;
+    clattn_default_options(&naive_opts);
+    naive_opts.path = CLATTN_PATH_NAIVE;
+    assert_int_equal(clattn_attention_plan(ctx, &huge, &naive_opts, &plan), CLATTN_EWOULDOOM);
+    assert_non_null(strstr(clattn_last_error_detail(), "naive path"));
+    assert_int_equal(clattn_attention_plan(NULL, &huge, NULL, NULL), CLATTN_EINVAL);
+    clReleaseMemObject(buf);
     /* The kernel description names one fused and one naive implementation. */
     char fused[64], naive[64];
     clattn_shape ok = { 1, 2, 1, 100, 90, 64, CLATTN_F16 };

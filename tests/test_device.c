@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device properties, ceilings, a quick measurement and its saved file, on the
  * first device clattn_open picks. Exits 77 (skipped) without a device.
  * Saved measurements go to a temporary $XDG_CACHE_HOME. */
@@ -31,6 +32,7 @@ static void measure_quick_once(void)
     clattn_measure_options opts;
     clattn_default_measure_options(&opts);
     opts.quick = 1;
+    clattn_measurement_init(&quick);
     int rc = clattn_measure(ctx, &opts, &quick);
     if (rc)
         fail_msg("clattn_measure: %s (%s)", clattn_strerror(rc), clattn_last_error_detail());
@@ -104,6 +106,7 @@ static void test_ceilings_without_measurement(void **state)
         assert_true(c.cache_bytes.value > 0);
     /* No saved file: EIO, and the ceilings call above did not fail on it. */
     clattn_measurement m;
+    clattn_measurement_init(&m);
     assert_int_equal(clattn_measure_load(clattn_cl_device(ctx), &m), CLATTN_EIO);
 }
 
@@ -160,6 +163,7 @@ static void test_save_load_round_trip(void **state)
     assert_int_equal(access(path, R_OK), 0);
 
     clattn_measurement back;
+    clattn_measurement_init(&back);
     assert_int_equal(clattn_measure_load(dev, &back), CLATTN_OK);
     assert_string_equal(back.device_name, m.device_name);
     assert_string_equal(back.driver_version, m.driver_version);
@@ -235,6 +239,7 @@ static void test_load_rejects_other_device(void **state)
             m.driver_version, m.platform_version);
     fclose(f);
     clattn_measurement back;
+    clattn_measurement_init(&back);
     assert_int_equal(clattn_measure_load(dev, &back), CLATTN_EFORMAT);
     /* Malformed values are refused too. */
     f = fopen(path, "w");
@@ -257,6 +262,7 @@ static void test_null_arguments(void **state)
     clattn_device_props p;
     clattn_ceilings c;
     clattn_measurement m;
+    clattn_measurement_init(&m);
     char path[64];
     assert_int_equal(clattn_device_query(NULL, &p), CLATTN_EINVAL);
     assert_int_equal(clattn_device_query(dev, NULL), CLATTN_EINVAL);
@@ -279,8 +285,23 @@ static void test_null_arguments(void **state)
     assert_int_equal(clattn_measure(ctx, &opts, &m), CLATTN_EINVAL);
     assert_true(strlen(clattn_last_error_detail()) > 0);
     /* A measurement without a device name cannot be keyed. */
-    memset(&m, 0, sizeof m);
+    clattn_measurement_init(&m);
     assert_int_equal(clattn_measure_save(&m), CLATTN_EINVAL);
+    /* Nor one whose struct_size was never set up (API 1.0's rule), in or out;
+     * one from a later header (larger) is read up to what this library
+     * knows. */
+    snprintf(m.device_name, sizeof m.device_name, "x");
+    m.struct_size = 0;
+    assert_int_equal(clattn_measure_save(&m), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "clattn_measurement_init"));
+    assert_int_equal(clattn_measure_load(dev, &m), CLATTN_EINVAL);
+    m.struct_size = offsetof(clattn_measurement, seconds);
+    assert_int_equal(clattn_measure(ctx, NULL, &m), CLATTN_EINVAL);
+    clattn_default_measure_options(&opts);
+    opts.struct_size = sizeof(size_t);
+    clattn_measurement_init(&m);
+    assert_int_equal(clattn_measure(ctx, &opts, &m), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "clattn_default_measure_options"));
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Index range: the naive path with 2^32 score elements (B=8 H=32 N=4096, the
  * shape whose fp32 S GEMM once faulted the H200 through CLBlast's 32-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
  * forms numpy has written over the years, every malformed input the reader

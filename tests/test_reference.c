@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The CPU reference against cases computed by hand, and the half-precision
  * conversions against exact bit patterns. Needs no OpenCL device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Serving-shaped attention against the CPU reference: decoding (Nq = 1..17)
  * over long caches (Nk up to 2^17), split-KV with chunk boundaries that are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Special values: NaN and infinities in Q, K and V, and scores beyond the
  * storage dtype's range, on every path and kernel the device runs, against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Threads: contexts opened from several threads at once in a cold process
  * (two cold clattn_open calls once crashed inside the ICD start-up about

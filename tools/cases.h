@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shapes every device path is checked on: none is a multiple of any tile
  * except two baselines, and together they cover N = 1, d = 1, d = 256, odd d,
  * Nq != Nk both ways, grouped- and multi-query heads, both dtypes, both

@@ -1,20 +1,119 @@
+/* SPDX-License-Identifier: MIT */
 /* Error printing, device opening and formatting shared by the subcommands
  * (the option-value parsers are in cli_parse.c). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* The real stderr while cli_quiet_begin has fd 2 elsewhere, else -1. */
+static int real_stderr = -1;
 
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("clattn: error: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (real_stderr >= 0) {
+        dprintf(real_stderr, "clattn: error: ");
+        vdprintf(real_stderr, fmt, ap);
+        dprintf(real_stderr, "\n");
+    } else {
+        fputs("clattn: error: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_error("%s: %s (see clattn %s --help)", cmd, msg, cmd);
+    return CLI_EXIT_USAGE;
+}
+
+/* The option as the user wrote it, for a message: argv[optind - 1] holds
+ * it after getopt, except for a short option inside a cluster ("-xB"). */
+static const char *option_text(char **argv, char *buf, size_t cap)
+{
+    const char *arg = argv[optind - 1];
+    if (optopt && !(arg[0] == '-' && arg[1] == optopt && arg[2] == '\0') &&
+        strncmp(arg, "--", 2) != 0) {
+        snprintf(buf, cap, "-%c", optopt);
+        return buf;
+    }
+    return arg;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+    opterr = 0;
+    char buf[8];
+    int opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (opt == ':') {
+        cli_usage_error(cmd, "option %s needs a value", option_text(argv, buf, sizeof buf));
+        return '?';
+    }
+    if (opt == '?') {
+        cli_usage_error(cmd, "unknown option '%s'", option_text(argv, buf, sizeof buf));
+        return '?';
+    }
+    if (opt == -1 && optind < argc) {
+        cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+        return '?';
+    }
+    if (opt != -1 && optarg && !*optarg) {
+        /* "--out=" or "--out ''": name the option, not the empty word */
+        const char *name = argv[optind - 1];
+        if (!*name && optind >= 2)
+            name = argv[optind - 2];
+        cli_usage_error(cmd, "option %.*s needs a value", (int)strcspn(name, "="), name);
+        return '?';
+    }
+    return opt;
+}
+
+int cli_quiet_begin(void)
+{
+    if (real_stderr >= 0)
+        return -1;
+    FILE *sink = tmpfile();
+    if (!sink)
+        return -1;
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    if (saved < 0 || dup2(fileno(sink), STDERR_FILENO) < 0) {
+        if (saved >= 0)
+            close(saved);
+        fclose(sink);
+        return -1;
+    }
+    fclose(sink); /* fd 2 keeps the file open (and tmpfile() unlinked it) */
+    real_stderr = saved;
+    return 0;
+}
+
+long cli_quiet_end(void)
+{
+    if (real_stderr < 0)
+        return 0;
+    fflush(stderr);
+    struct stat st;
+    long written = fstat(STDERR_FILENO, &st) == 0 ? (long)st.st_size : -1;
+    dup2(real_stderr, STDERR_FILENO);
+    close(real_stderr);
+    real_stderr = -1;
+    return written;
 }
 
 void cli_lib_error(const char *what, int code)

@@ -1,17 +1,49 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the clattn subcommands: parsing, errors, formatting. */
 #ifndef CLATTN_TOOLS_CLI_H
 #define CLATTN_TOOLS_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
 
+/* The exit statuses of every command (clattn --help and README.md say so). */
+#define CLI_EXIT_OK 0      /* it did what was asked */
+#define CLI_EXIT_FAILURE 1 /* a run, a check or a file failed */
+#define CLI_EXIT_USAGE 2   /* the command line is wrong */
+/* The line every command's --help ends with. */
+#define CLI_EXIT_HELP "Exit status: 0 ok, 1 failure (a run, a check or a file), 2 usage error.\n"
+
+/* A usage error, the same on every command: one line on stderr,
+ * "clattn: error: <cmd>: <message> (see clattn <cmd> --help)". Returns
+ * CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long for subcommand `cmd` with the tool's messages instead of
+ * getopt's own: `shortopts` starts with ':'. Returns the next option; '?'
+ * after printing a usage error for an unknown option, a missing value or
+ * an empty one ("--out="); -1 when the options are done, or '?' when an
+ * operand is left (no command takes operands). */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+
 /* Prints "clattn: error: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a library failure: "clattn: error: <what>: <strerror> (<detail>)". */
 void cli_lib_error(const char *what, int code);
+
+/* Keeps what others write to the process's stderr off the terminal while
+ * the device is probed: some OpenCL compilers (PoCL's clang) print a
+ * summary there when a probe build fails, and the library reports the
+ * build's log itself. cli_quiet_begin points fd 2 at a temporary file (0,
+ * or -1 when it could not, and nothing changed); cli_error still reaches
+ * the real stderr. cli_quiet_end puts fd 2 back and returns how many bytes
+ * were written to it meanwhile. */
+int cli_quiet_begin(void);
+long cli_quiet_end(void);
 
 /* Opens a context on `selector` (NULL: $CLATTN_DEVICE or the default);
  * prints the error and returns nonzero on failure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Parsers of option values shared by the subcommands (declared in cli.h).
  * They need nothing from the library but its enums, so the fuzz harness

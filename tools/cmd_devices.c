@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices: every OpenCL device with what it reports, the kernels it
  * runs, the ceilings the model would use, and (--measure) ceilings measured
  * on one device. */
@@ -8,25 +9,36 @@
 
 #include "commands.h"
 #include "devices.h"
+#include "outfile.h"
 
 #define MAX_DEVICES 64
 
-/* Prints one device; returns 0 or a library error code. */
+/* Prints one device; returns 0 or a library error code. The probe builds
+ * (the fp16 probe, the kernels' probes) run with stderr kept aside: a
+ * compiler that rejects one prints its summary there (PoCL), while the
+ * listing shows the build log the library captured. */
 static int print_device(size_t index, const clattn_device_entry *e, struct json *j)
 {
     clattn_device_props p;
     clattn_ceilings c;
+    const int quiet = cli_quiet_begin() == 0;
     int rc = clattn_device_query(e->device, &p);
     if (rc == 0)
         rc = clattn_device_ceilings_cl(e->device, &c);
+    if (rc == 0 && j)
+        devices_print_json(j, index, &p, &c, e->device);
+    else if (rc == 0)
+        devices_print_text(index, &p, &c, e->device);
+    fflush(stdout);
+    const long chatter = quiet ? cli_quiet_end() : 0;
     if (rc) {
         cli_lib_error(e->name, rc);
         return rc;
     }
-    if (j)
-        devices_print_json(j, index, &p, &c, e->device);
-    else
-        devices_print_text(index, &p, &c, e->device);
+    if (!j && chatter > 0)
+        printf("    (the OpenCL compiler wrote %ld bytes on stderr during the probe builds;\n"
+               "     kept off the terminal: the build logs above say what failed, and\n"
+               "     $CLATTN_BUILD_LOG_DIR keeps every build's log)\n", chatter);
     return 0;
 }
 
@@ -39,6 +51,25 @@ static cl_device_id selected_device(const char *selector)
     cl_device_id dev = clattn_cl_device(ctx);
     clattn_close(&ctx);
     return dev;
+}
+
+/* --json FILE through outfile.h ("-" is stdout): 0, or 1 after the message. */
+static int open_json(const char *path, outfile *f)
+{
+    char err[4096 + 256];
+    if (outfile_open(f, path, err, sizeof err) == 0)
+        return 0;
+    cli_error("%s", err);
+    return 1;
+}
+
+static int commit_json(outfile *f)
+{
+    char err[4096 + 256];
+    if (outfile_commit(f, err, sizeof err) == 0)
+        return 0;
+    cli_error("%s", err);
+    return 1;
 }
 
 static int list_devices(const struct devices_args *a)
@@ -56,8 +87,11 @@ static int list_devices(const struct devices_args *a)
     if (a->device && !(only = selected_device(a->device)))
         return 1;
     struct json j;
+    outfile jf;
+    if (a->json && open_json(a->json, &jf))
+        return 1;
     if (a->json) {
-        json_begin_document(&j, stdout, "devices");
+        json_begin_document(&j, jf.stream, "devices");
         json_open(&j, "devices", '[');
     }
     cl_platform_id shown = NULL;
@@ -80,6 +114,7 @@ static int list_devices(const struct devices_args *a)
     if (a->json) {
         json_close(&j, ']');
         json_end_document(&j);
+        failed |= commit_json(&jf);
     }
     return failed;
 }
@@ -117,6 +152,7 @@ static int measure_device(const struct devices_args *a)
         cli_error("devices: out of memory");
         goto close;
     }
+    clattn_measurement_init(m);
     /* The prediction to compare with: what the model knew before measuring. */
     int rc = clattn_device_ceilings(ctx, &before);
     if (rc == 0)
@@ -146,11 +182,16 @@ static int measure_device(const struct devices_args *a)
         cli_lib_error("saving the measurement", rc);
         goto close;
     }
+    outfile jf;
     if (a->json) {
+        if (open_json(a->json, &jf))
+            goto close;
         struct json j;
-        json_begin_document(&j, stdout, "devices --measure");
+        json_begin_document(&j, jf.stream, "devices --measure");
         devices_print_measurement_json(&j, m, &before, path);
         json_end_document(&j);
+        if (commit_json(&jf))
+            goto close;
     } else {
         devices_print_measurement_text(m, &before, path);
     }

@@ -1,16 +1,21 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn tune: times the fused kernel's tile candidates for each head dim on
  * the device and records the fastest, so later runs on this device use it
  * (clattn_tune_record). Timing uses the kernel's own profiling event: the
  * fused path is one kernel.
  */
-#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "json.h"
+#include "outfile.h"
+
+#define CMD "tune"
 
 static void usage(FILE *f)
 {
@@ -18,7 +23,7 @@ static void usage(FILE *f)
             "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
             "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
             "                   [--kernel auto|all|NAME] [--tiles BMxBN[xTM],...] [--no-check]\n"
-            "                   [--no-save]\n"
+            "                   [--no-save] [--json FILE]\n"
             "Times every tile candidate of a fused kernel per head dim (median of\n"
             "repetitions, kernel profiling events) and records the fastest for this\n"
             "device, unless --no-save. --kernel picks the kernel: the one AUTO runs\n"
@@ -26,7 +31,8 @@ static void usage(FILE *f)
             "Each candidate is first checked against the CPU reference; --no-check skips\n"
             "that (for timing experimental kernels only, and implies --no-save).\n"
             "--tiles replaces the kernel's candidates; TM is the rows per work-item of\n"
-            "a register-tiled kernel (tiled).\n");
+            "a register-tiled kernel (tiled). --json FILE writes every candidate's\n"
+            "time and check (\"-\": stdout, the rows then go to stderr).\n" CLI_EXIT_HELP);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -77,6 +83,8 @@ static double attention_flops(const clattn_shape *s, int causal)
 }
 
 struct tune_settings {
+    FILE *text;             /* the rows: stdout, or stderr when --json is stdout */
+    struct json *json;      /* --json: the "results" array is open */
     double budget;          /* seconds of timed repetitions per candidate */
     int save, check;
     int all_kernels;        /* --kernel all */
@@ -186,6 +194,53 @@ static size_t candidates(clattn_fused_kernel kernel, const struct tune_settings 
     return 0;
 }
 
+/* One candidate's outcome, for the row and the JSON report. */
+struct candidate_result {
+    int checked;   /* 0 passed (or not checked), 1 wrong, < 0 did not run */
+    double rel_l2; /* of the check */
+    double seconds;/* median kernel time; < 0 when the timing failed */
+    int current;   /* the tiles the library would use now */
+};
+
+static void report_candidate(const struct tune_settings *set, const clattn_shape *s, int causal,
+                             const char *kernel, const clattn_tiles *tile, double flops,
+                             const struct candidate_result *c)
+{
+    char name[48];
+    tile_name(tile, name, sizeof name);
+    FILE *f = set->text;
+    fprintf(f, "d=%-4zu %-6s %-9s %-11s ", s->head_dim, causal ? "causal" : "full", kernel, name);
+    const char *status = c->checked == 1 ? "wrong" : c->checked < 0 || c->seconds < 0 ? "failed"
+                                                                                      : "ok";
+    if (c->checked == 1)
+        fprintf(f, "WRONG: rel_l2 %.2e against the reference (or unwritten outputs)\n",
+                c->rel_l2);
+    else if (c->checked < 0 || c->seconds < 0)
+        fprintf(f, "failed: %s\n", clattn_last_error_detail());
+    else
+        fprintf(f, "%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", c->seconds * 1e3,
+                flops / c->seconds * 1e-12, set->check ? "check" : "NOT CHECKED", c->rel_l2,
+                c->current ? "  (current default)" : "");
+    fflush(f);
+    struct json *j = set->json;
+    if (!j)
+        return;
+    json_open(j, NULL, '{');
+    json_str(j, "tiles", name);
+    json_u64(j, "block_m", tile->block_m);
+    json_u64(j, "block_n", tile->block_n);
+    json_u64(j, "rows_per_item", tile->rows_per_item);
+    json_str(j, "status", status);
+    json_bool(j, "checked", set->check);
+    json_num(j, "rel_l2", set->check && c->checked >= 0 ? c->rel_l2 : NAN, 0);
+    const int timed = !strcmp(status, "ok");
+    json_num(j, "seconds", timed ? c->seconds : NAN, 0);
+    json_num(j, "tflops", timed ? flops / c->seconds * 1e-12 : NAN, 0);
+    json_bool(j, "current_default", c->current);
+    json_str(j, "detail", !strcmp(status, "failed") ? clattn_last_error_detail() : NULL);
+    json_close(j, '}');
+}
+
 /* Tunes one kernel for one (d, causal): prints a row per candidate, records
  * the fastest unless told not to; 0, or -1 when no candidate ran. */
 static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
@@ -206,56 +261,57 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     const double flops = attention_flops(s, causal);
     double best = 0;
     clattn_tiles best_tile = { 0, 0, 0 };
-    for (size_t i = 0; i < n; i++) {
+    struct json *j = set->json;
+    if (j) {
+        json_open(j, NULL, '{');
+        json_u64(j, "head_dim", s->head_dim);
+        json_bool(j, "causal", causal);
+        json_str(j, "kernel", info.name);
+        json_open(j, "candidates", '[');
+    }
+    int lost_ctx = 0;
+    for (size_t i = 0; i < n && !lost_ctx; i++) {
         o.block_m = tiles[i].block_m;
         o.block_n = tiles[i].block_n;
         o.rows_per_item = tiles[i].rows_per_item;
-        char name[48];
-        tile_name(&tiles[i], name, sizeof name);
-        printf("d=%-4zu %-6s %-9s %-11s ", s->head_dim, causal ? "causal" : "full", info.name,
-               name);
-        double err = 0;
-        const int checked = set->check ? check_tile(ctx, s, &o, 1234 + i, &err) : 0;
-        if (checked != 0) {
-            if (checked == 1)
-                printf("WRONG: rel_l2 %.2e against the reference (or unwritten outputs)\n", err);
-            else
-                printf("failed: %s\n", clattn_last_error_detail());
-            if (lost(ctx))
-                return -1;
+        struct candidate_result c = { 0, 0, -1, 0 };
+        c.checked = set->check ? check_tile(ctx, s, &o, 1234 + i, &c.rel_l2) : 0;
+        if (c.checked == 0)
+            c.seconds = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
+                                    set->budget);
+        c.current = o.block_m == now.block_m && o.block_n == now.block_n &&
+                    (!o.rows_per_item || o.rows_per_item == now.rows_per_item);
+        report_candidate(set, s, causal, info.name, &tiles[i], flops, &c);
+        if (c.checked != 0 || c.seconds < 0) {
+            lost_ctx = lost(ctx);
             continue;
         }
-        double t = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
-                               set->budget);
-        if (t < 0) {
-            printf("failed: %s\n", clattn_last_error_detail());
-            if (lost(ctx))
-                return -1;
-            continue;
-        }
-        printf("%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", t * 1e3, flops / t * 1e-12,
-               set->check ? "check" : "NOT CHECKED", err,
-               o.block_m == now.block_m && o.block_n == now.block_n &&
-                       (!o.rows_per_item || o.rows_per_item == now.rows_per_item)
-                   ? "  (current default)" : "");
-        fflush(stdout);
-        if (best == 0 || t < best) {
-            best = t;
+        if (best == 0 || c.seconds < best) {
+            best = c.seconds;
             best_tile = tiles[i];
         }
     }
-    if (best == 0)
-        return -1;
+    int saved = 0;
     char name[48];
     tile_name(&best_tile, name, sizeof name);
-    printf("best d=%zu %s %s: %s, %.1f TFLOP/s\n", s->head_dim, causal ? "causal" : "full",
-           info.name, name, flops / best * 1e-12);
-    if (set->save && set->check) {
-        int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, &best_tile);
-        if (rc < 0)
-            cli_lib_error("cannot save the tuning result", rc);
+    if (best > 0) {
+        fprintf(set->text, "best d=%zu %s %s: %s, %.1f TFLOP/s\n", s->head_dim,
+                causal ? "causal" : "full", info.name, name, flops / best * 1e-12);
+        if (set->save && set->check) {
+            int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, &best_tile);
+            if (rc < 0)
+                cli_lib_error("cannot save the tuning result", rc);
+            saved = rc == 0;
+        }
     }
-    return 0;
+    if (j) {
+        json_close(j, ']');
+        json_str(j, "best", best > 0 ? name : NULL);
+        json_num(j, "best_tflops", best > 0 ? flops / best * 1e-12 : NAN, 0);
+        json_bool(j, "saved", saved);
+        json_close(j, '}');
+    }
+    return best > 0 && !lost_ctx ? 0 : -1;
 }
 
 /* The kernels --kernel selects for `s`: AUTO's choice, one by name, or
@@ -301,80 +357,156 @@ static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
     return failed ? -1 : 0;
 }
 
-int cmd_tune(int argc, char **argv)
+struct tune_args {
+    const char *device, *json;
+    size_t dims[8], n_dims, batch, heads, len;
+    int causal_modes; /* bit 0: full, bit 1: causal */
+    clattn_dtype dtype;
+};
+
+/* The option's name as the user wrote it, for a message. */
+static const char *option_name(int opt, const struct option *longs, char *buf, size_t cap)
+{
+    for (const struct option *o = longs; o->name; o++)
+        if (o->val == opt) {
+            snprintf(buf, cap, "--%s", o->name);
+            return buf;
+        }
+    snprintf(buf, cap, "-%c", opt);
+    return buf;
+}
+
+/* One option into *a and *set: 0, or -1 when its value is bad. */
+static int set_option(struct tune_args *a, struct tune_settings *set, int opt, const char *v)
+{
+    switch (opt) {
+    case 'D': a->device = v; return 0;
+    case 'j': a->json = v; return 0;
+    case 'd': return cli_parse_size_list(v, a->dims, 8, &a->n_dims);
+    case 'B': return cli_parse_size(v, &a->batch);
+    case 'H': return cli_parse_size(v, &a->heads);
+    case 'N': return cli_parse_size(v, &a->len);
+    case 't': return cli_parse_dtype(v, &a->dtype);
+    case 's': return cli_parse_double(v, &set->budget) || !(set->budget >= 0) ? -1 : 0;
+    case 'n': set->save = 0; return 0;
+    case 'C': set->check = 0; return 0;
+    case 'T': return parse_tiles(v, set);
+    case 'k':
+        set->all_kernels = !strcmp(v, "all");
+        return !set->all_kernels && cli_parse_fused_kernel(v, &set->kernel) < 0 ? -1 : 0;
+    case 'c':
+        if (!strcmp(v, "no")) a->causal_modes = 1;
+        else if (!strcmp(v, "yes")) a->causal_modes = 2;
+        else if (!strcmp(v, "both")) a->causal_modes = 3;
+        else return -1;
+        return 0;
+    default: return -1;
+    }
+}
+
+/* 0 to go on, -1 after --help, CLI_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_settings *set)
 {
     static const struct option long_opts[] = {
         { "device", required_argument, 0, 'D' }, { "causal", required_argument, 0, 'c' },
         { "dtype", required_argument, 0, 't' },  { "seconds", required_argument, 0, 's' },
         { "no-save", no_argument, 0, 'n' },      { "help", no_argument, 0, 'h' },
         { "tiles", required_argument, 0, 'T' },  { "no-check", no_argument, 0, 'C' },
-        { "kernel", required_argument, 0, 'k' }, { 0, 0, 0, 0 },
+        { "kernel", required_argument, 0, 'k' }, { "json", required_argument, 0, 'j' },
+        { 0, 0, 0, 0 },
     };
-    const char *device = NULL;
-    size_t dims[8] = { 64, 128, 256 }, n_dims = 3, batch = 4, heads = 16, len = 4096;
-    int causal_modes = 3, opt; /* bit 0: full, bit 1: causal */
-    struct tune_settings set = { .budget = 0.3, .save = 1, .check = 1,
-                                 .kernel = CLATTN_FUSED_AUTO };
-    clattn_dtype dtype = CLATTN_F16;
-    while ((opt = getopt_long(argc, argv, "d:B:H:N:h", long_opts, NULL)) != -1) {
-        int bad = 0;
-        switch (opt) {
-        case 'D': device = optarg; break;
-        case 'd': bad = cli_parse_size_list(optarg, dims, 8, &n_dims); break;
-        case 'B': bad = cli_parse_size(optarg, &batch); break;
-        case 'H': bad = cli_parse_size(optarg, &heads); break;
-        case 'N': bad = cli_parse_size(optarg, &len); break;
-        case 't': bad = cli_parse_dtype(optarg, &dtype); break;
-        case 's': bad = cli_parse_double(optarg, &set.budget); break;
-        case 'n': set.save = 0; break;
-        case 'C': set.check = 0; break;
-        case 'T': bad = parse_tiles(optarg, &set); break;
-        case 'k':
-            set.all_kernels = !strcmp(optarg, "all");
-            bad = !set.all_kernels && cli_parse_fused_kernel(optarg, &set.kernel) < 0;
-            break;
-        case 'c':
-            if (!strcmp(optarg, "no")) causal_modes = 1;
-            else if (!strcmp(optarg, "yes")) causal_modes = 2;
-            else if (!strcmp(optarg, "both")) causal_modes = 3;
-            else bad = -1;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+    *a = (struct tune_args){ .dims = { 64, 128, 256 }, .n_dims = 3, .batch = 4, .heads = 16,
+                             .len = 4096, .causal_modes = 3, .dtype = CLATTN_F16 };
+    int opt;
+    while ((opt = cli_getopt(CMD, argc, argv, ":d:B:H:N:h", long_opts)) != -1) {
+        if (opt == '?')
+            return CLI_EXIT_USAGE;
+        if (opt == 'h') {
+            usage(stdout);
+            return -1;
         }
-        if (bad) {
-            cli_error("bad value '%s' for option -%c", optarg, opt);
-            return 2;
-        }
+        char name[32];
+        if (set_option(a, set, opt, optarg))
+            return cli_usage_error(CMD, "bad value '%s' for %s", optarg ? optarg : "",
+                                   option_name(opt, long_opts, name, sizeof name));
     }
-    if (optind < argc) {
-        cli_error("unexpected argument '%s'", argv[optind]);
-        return 2;
-    }
-    clattn_ctx *ctx;
-    if (cli_open(device, &ctx) < 0)
-        return 1;
-    printf("device: %s\nshape: B=%zu H=%zu N=%zu %s\n", clattn_device_name(ctx), batch, heads,
-           len, cli_dtype_name(dtype));
+    return 0;
+}
+
+/* Tunes every (d, causal) asked for; nonzero if any failed. */
+static int tune_all(clattn_ctx *ctx, const struct tune_args *a, const struct tune_settings *set)
+{
     int failed = 0;
-    for (size_t i = 0; i < n_dims; i++) {
+    for (size_t i = 0; i < a->n_dims; i++) {
         for (int causal = 0; causal < 2; causal++) {
-            if (!(causal_modes & (1 << causal)))
+            if (!(a->causal_modes & (1 << causal)))
                 continue;
-            clattn_shape s = { batch, heads, heads, len, len, dims[i], dtype };
+            clattn_shape s = { a->batch, a->heads, a->heads, a->len, a->len, a->dims[i],
+                               a->dtype };
             if (clattn_shape_check(&s) < 0) {
                 cli_lib_error("bad shape", CLATTN_EINVAL);
                 failed = 1;
                 continue;
             }
-            if (tune_one(ctx, &s, causal, &set) < 0) {
+            if (tune_one(ctx, &s, causal, set) < 0) {
                 failed = 1;
                 if (lost(ctx))
-                    goto done;
+                    return failed;
             }
         }
     }
-done:
-    clattn_close(&ctx);
     return failed;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    struct tune_args a;
+    struct tune_settings set = { .budget = 0.3, .save = 1, .check = 1,
+                                 .kernel = CLATTN_FUSED_AUTO };
+    int status = parse_args(argc, argv, &a, &set);
+    if (status)
+        return status < 0 ? CLI_EXIT_OK : status;
+    char err[4096 + 256];
+    if (a.json && outfile_check(a.json, err, sizeof err)) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAILURE;
+    }
+    set.text = a.json && outfile_is_stdout(a.json) ? stderr : stdout;
+    clattn_ctx *ctx;
+    if (cli_open(a.device, &ctx) < 0)
+        return CLI_EXIT_FAILURE;
+    outfile jf;
+    struct json j;
+    if (a.json && outfile_open(&jf, a.json, err, sizeof err)) {
+        cli_error("%s", err);
+        clattn_close(&ctx);
+        return CLI_EXIT_FAILURE;
+    }
+    if (a.json) {
+        set.json = &j;
+        json_begin_document(&j, jf.stream, "tune");
+        json_str(&j, "device", clattn_device_name(ctx));
+        json_open(&j, "shape", '{');
+        json_u64(&j, "batch", a.batch);
+        json_u64(&j, "heads", a.heads);
+        json_u64(&j, "len", a.len);
+        json_str(&j, "dtype", cli_dtype_name(a.dtype));
+        json_close(&j, '}');
+        json_bool(&j, "save", set.save && set.check);
+        json_open(&j, "results", '[');
+    }
+    fprintf(set.text, "device: %s\nshape: B=%zu H=%zu N=%zu %s\n", clattn_device_name(ctx),
+            a.batch, a.heads, a.len, cli_dtype_name(a.dtype));
+    int failed = tune_all(ctx, &a, &set);
+    clattn_close(&ctx);
+    if (a.json) {
+        json_close(&j, ']');
+        json_bool(&j, "failed", failed);
+        json_end_document(&j);
+        if (outfile_commit(&jf, err, sizeof err)) {
+            cli_error("%s", err);
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    return failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The clattn subcommands. Each takes the arguments after its own name
  * (argv[0] is the subcommand) and returns the process exit status. */
 #ifndef CLATTN_TOOLS_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices, in four files: arguments (devices_args.c), the text
  * listing and measurement report (devices_text.c), the same as JSON
  * (devices_json.c), and the command itself (cmd_devices.c). */
@@ -11,7 +12,8 @@
 
 struct devices_args {
     const char *device; /* --device SEL, NULL for all (listing) / default (measure) */
-    int json, measure, quick, sweep;
+    const char *json;   /* --json[=FILE]: the file, "-" for stdout; NULL: text */
+    int measure, quick, sweep;
     uint32_t repetitions;
 };
 

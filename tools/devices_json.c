@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices --json: each device's properties, kernels and ceilings, and
  * the measurement report, through the one JSON writer (json.h). */
 #include <stdio.h>
@@ -43,6 +44,7 @@ static void props_numbers(struct json *j, const clattn_device_props *p)
         json_null(j, "half_arithmetic_builds");
     else
         json_bool(j, "half_arithmetic_builds", p->fp16_builds);
+    json_str(j, "probe_log", p->fp16_builds == 0 ? p->fp16_probe_log : NULL);
     json_close(j, '}');
     json_open(j, "sub_groups", '{');
     json_bool(j, "cl_khr_subgroups", p->subgroups_khr);

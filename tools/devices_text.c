@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn devices: the text listing and the measurement report. Each figure
  * names its source: reported, vendor attribute, measured or table. */
 #include <inttypes.h>
@@ -57,6 +58,23 @@ static const char *yes_no(int v)
     return v ? "yes" : "no";
 }
 
+/* The fp16 probe's failure: its first lines, indented under the row. */
+static void print_probe_log(const char *log)
+{
+    enum { MAX_LINES = 8 };
+    printf("    fp16 probe build:\n");
+    int lines = 0;
+    for (const char *s = log; *s && lines < MAX_LINES; lines++) {
+        const char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        if (len > 0)
+            printf("      %.*s\n", len > 160 ? 160 : len, s);
+        else
+            lines--;
+        s = nl ? nl + 1 : s + len;
+    }
+}
+
 static void print_props_text(const clattn_device_props *p)
 {
     char buf[160], a[48], b[48];
@@ -86,6 +104,8 @@ static void print_props_text(const clattn_device_props *p)
         p->fp16_builds < 0 ? "not tried (no cl_khr_fp16)" : p->fp16_builds ? "builds"
                                                                            : "does not build",
         "measured (probe build)");
+    if (p->fp16_builds == 0 && p->fp16_probe_log[0])
+        print_probe_log(p->fp16_probe_log);
     snprintf(buf, sizeof buf, "cl_khr_subgroups %s, cl_intel_subgroups %s, max %" PRIu32,
              yes_no(p->subgroups_khr), yes_no(p->subgroups_intel), p->max_sub_groups);
     row("sub-groups", buf, rep);
@@ -142,6 +162,7 @@ static void print_ceilings_text(const clattn_ceilings *c, cl_device_id dev)
     }
     char path[4096];
     clattn_measurement *m = malloc(sizeof *m);
+    clattn_measurement_init(m);
     if (m && clattn_measure_path(dev, path, sizeof path) == 0) {
         if (clattn_measure_load(dev, m) == 0)
             printf("    measured %s%s: %s\n", m->quick ? "(quick) " : "", "and saved in", path);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one JSON writer of the clattn tool: objects and arrays nested to any
  * depth, commas placed by the writer, strings escaped per RFC 8259, and null
  * for unknown or non-finite numbers. Every command's top-level object starts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * NumPy .npy reading and atomic writing (see npy.h).
  *

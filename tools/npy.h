@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * NumPy .npy files: reading (format versions 1.0, 2.0, 3.0) and atomic
  * writing (1.0, or 2.0 when the header would not fit 1.0's 16-bit length).

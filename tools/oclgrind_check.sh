@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs the portable kernels under oclgrind (Debian: apt-get install oclgrind),
 # which simulates an OpenCL device and reports data races, out-of-bounds
 # accesses and API misuse. Small odd shapes, both dtypes, both causal

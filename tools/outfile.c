@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output files written whole or not at all (see outfile.h).
  *
@@ -155,10 +156,18 @@ static int check_dir(const char *path, char *err, size_t errcap)
     return 0;
 }
 
+/* "-": the process's stdout. */
+static int is_dash(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
 int outfile_check(const char *path, char *err, size_t errcap)
 {
     if (err && errcap > 0)
         err[0] = '\0';
+    if (is_dash(path))
+        return 0;
     out_kind kind;
     if (classify(path, &kind, err, errcap))
         return -1;
@@ -233,6 +242,11 @@ int outfile_open(outfile *o, const char *path, char *err, size_t errcap)
         err[0] = '\0';
     memset(o, 0, sizeof *o);
     o->path = path;
+    if (is_dash(path)) {
+        o->stream = stdout;
+        o->borrowed = 1;
+        return 0;
+    }
     out_kind kind;
     if (classify(path, &kind, err, errcap))
         return -1;
@@ -277,6 +291,8 @@ static int flush_and_close(outfile *o, char *err, size_t errcap)
     int failed = ferror(f) || fflush(f) != 0 || (o->tmp && fsync(fileno(f)) != 0);
     if (failed)
         fail(err, errcap, o->path, "write failed: %s", last_error());
+    if (o->borrowed) /* stdout stays open for the rest of the command */
+        return failed ? -1 : 0;
     errno = 0;
     if (fclose(f) != 0 && !failed) {
         fail(err, errcap, o->path, "write failed: %s", last_error());
@@ -314,7 +330,10 @@ int outfile_commit(outfile *o, char *err, size_t errcap)
 
 void outfile_abort(outfile *o)
 {
-    if (o->stream) {
+    if (o->stream && o->borrowed) {
+        fflush(o->stream);
+        o->stream = NULL;
+    } else if (o->stream) {
         fclose(o->stream);
         o->stream = NULL;
     }
@@ -328,6 +347,6 @@ void outfile_abort(outfile *o)
 int outfile_is_stdout(const char *path)
 {
     struct stat out, std;
-    return path && stat(path, &out) == 0 && fstat(STDOUT_FILENO, &std) == 0 &&
-           out.st_dev == std.st_dev && out.st_ino == std.st_ino;
+    return is_dash(path) || (path && stat(path, &out) == 0 && fstat(STDOUT_FILENO, &std) == 0 &&
+           out.st_dev == std.st_dev && out.st_ino == std.st_ino);
 }

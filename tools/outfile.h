@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output files written whole or not at all: clattn run --out, clattn bench
  * --json and --csv.
@@ -23,6 +24,10 @@
  *       aim the write at any file the user can write.
  *   a directory, a socket, a block device
  *       Refused.
+ *   "-"
+ *       The process's stdout, whatever it is (a terminal, a pipe, a file
+ *       the shell opened): written in place, flushed by outfile_commit and
+ *       left open. Every command's --out, --json and --csv take it.
  *
  * Only the last component of the path is examined this way; directories on
  * the way are the caller's choice. Functions return 0, or -1 with a one-line
@@ -39,6 +44,7 @@ typedef struct outfile {
     FILE *stream;     /* write the output here */
     const char *path; /* the target as given; must outlive the outfile */
     char *tmp;        /* the temporary's name; NULL when writing in place */
+    int borrowed;     /* stream is stdout ("-"): flushed, never closed */
 } outfile;
 
 /* Whether `path` could be opened as above, without opening or creating
@@ -58,9 +64,9 @@ int outfile_commit(outfile *o, char *err, size_t errcap);
  * outfile already committed or aborted. */
 void outfile_abort(outfile *o);
 
-/* True when `path` is the file stdout goes to (--out /dev/stdout on a pipe,
- * or the FIFO stdout is redirected to), so a command can move its report to
- * stderr rather than mix it into the output. */
+/* True when `path` is "-" or the file stdout goes to (--out /dev/stdout on
+ * a pipe, or the FIFO stdout is redirected to), so a command can move its
+ * report to stderr rather than mix it into the output. */
 int outfile_is_stdout(const char *path);
 
 #endif

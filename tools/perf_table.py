@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Markdown table of clattn bench rows beside PyTorch's torch_sdpa.py rows
 (same GPU, same device call): times in ms and ratios.
 usage: perf_table.py BENCH.json TORCH.jsonl [TORCH.jsonl ...]"""

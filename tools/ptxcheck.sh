@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Register and spill report for an NVIDIA kernel of cl/, without a GPU: the
 # OpenCL C is compiled to PTX by clang + libclc (Debian: clang-15, llvm-15,
 # libclc-15) and assembled for sm_90 by CUDA's ptxas. NVIDIA's own OpenCL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn: attention, O = softmax(scale * Q * K^T) * V, on any OpenCL device.
  *
@@ -99,8 +100,9 @@ CLATTN_API int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape,
                                 const void *v, void *o, clattn_run_info *info);
 
 /* What clattn_attention_ex_cl takes beyond clattn_attention_cl's buffers.
- * Zero it (or use CLATTN_EXTRAS_INIT) and set what you need; struct_size
- * tells a later library which fields the caller knows. */
+ * Start from CLATTN_EXTRAS_INIT (or clattn_default_extras) and set what you
+ * need: struct_size tells a later library which fields the caller knows
+ * (clattn/types.h, "Structs that grow"). */
 typedef struct clattn_extras {
     size_t struct_size;   /* sizeof(clattn_extras) */
     cl_mem lse;           /* written when non-NULL: fp32 [B, H, Nq], each row's
@@ -114,8 +116,13 @@ typedef struct clattn_extras {
 } clattn_extras;
 #define CLATTN_EXTRAS_INIT { sizeof(clattn_extras), NULL, NULL, NULL }
 
+/* Sets *extras to CLATTN_EXTRAS_INIT (for bindings that cannot use the
+ * macro). NULL-safe. */
+CLATTN_API void clattn_default_extras(clattn_extras *extras);
+
 /* clattn_attention_cl with the extras: LSE out and per-sequence lengths in
- * device buffers. `extras` may be NULL. The lengths buffers must hold
+ * device buffers. `extras` may be NULL; CLATTN_EINVAL when its struct_size
+ * was not set up. The lengths buffers must hold
  * values within the shape (kv_lens[b] <= Nk, q_lens[b] <= Nq): they are read
  * by the kernels, which clamp them. */
 CLATTN_API int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape,
@@ -129,6 +136,16 @@ CLATTN_API int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape
 CLATTN_API int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape,
                                    const clattn_options *opts, const void *q, const void *k,
                                    const void *v, void *o, float *lse, clattn_run_info *info);
+
+/* What clattn_attention_cl would decide for `shape` and `opts` on the
+ * context's device, without allocating or enqueueing anything: the path
+ * (AUTO resolved), the model's peak memory and the note, in *info (may be
+ * NULL). Returns CLATTN_EWOULDOOM, naming the buffer and the limit, where
+ * the call would be refused as not fitting; a caller that allocates its own
+ * buffers asks this first to keep the refusal ahead of its allocations.
+ * May build the probe kernels the choice depends on. */
+CLATTN_API int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
+                                     const clattn_options *opts, clattn_run_info *info);
 
 /* clattn_merge on the device: enqueues the exact combination of two results
  * over disjoint keys (see clattn_merge in clattn/types.h). Buffers are
@@ -229,6 +246,8 @@ CLATTN_API int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel,
                                   clattn_dtype dtype, size_t head_dim, int causal,
                                   const clattn_tiles *tiles);
 
+/* What clattn_check found. Fixed size (clattn/types.h, "Structs that
+ * grow"): written whole, reserved bytes zeroed. */
 typedef struct clattn_check_result {
     double max_abs, rel_l2;         /* errors against the reference */
     double tol_max_abs, tol_rel_l2; /* tolerances for the dtype */
@@ -236,6 +255,7 @@ typedef struct clattn_check_result {
     int passed;                     /* errors within tolerance, nothing unwritten */
     double seconds;                 /* device run, host clock around clFinish */
     clattn_run_info info;
+    uint8_t reserved[72];           /* zero; room for later fields (512 bytes in all) */
 } clattn_check_result;
 
 /* Runs attention on the device on uniform random inputs in [-1, 1) drawn from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the runtime knows about its device: the properties OpenCL and vendor
  * extensions report, and ceilings measured on the device (clattn devices
@@ -106,6 +107,11 @@ typedef struct clattn_device_props {
                                     * tried (tried only where cl_khr_fp16 is
                                     * advertised, and on NVIDIA, which computes
                                     * half without advertising it) */
+    char fp16_probe_log[1024];     /* fp16_builds 0: the probe's build error and
+                                    * the start of its build log; "" otherwise.
+                                    * (Some compilers, PoCL's among them, also
+                                    * print a summary on the process's stderr,
+                                    * which the library cannot prevent.) */
     int subgroups_khr;             /* cl_khr_subgroups */
     int subgroups_intel;           /* cl_intel_subgroups */
     uint32_t max_sub_groups;       /* CL_DEVICE_MAX_NUM_SUB_GROUPS (OpenCL 2.1+),
@@ -151,7 +157,10 @@ typedef struct clattn_stat {
  * share done, 0..1. */
 typedef void (*clattn_progress_fn)(void *user, const char *stage, double fraction);
 
+/* Set up with clattn_default_measure_options (struct_size: clattn/types.h,
+ * "Structs that grow"). */
 typedef struct clattn_measure_options {
+    size_t struct_size;        /* sizeof(clattn_measure_options) of the caller's header */
     uint32_t repetitions;      /* timed runs per figure after an untimed
                                 * warm-up; median and min-max are reported */
     double run_seconds;        /* work per timed run is scaled to last about
@@ -170,8 +179,8 @@ typedef struct clattn_measure_options {
     void *progress_user;
 } clattn_measure_options;
 
-/* Defaults: 7 repetitions, automatic sizes and run length, sweep on, not
- * quick, no progress callback. */
+/* Defaults: struct_size, 7 repetitions, automatic sizes and run length,
+ * sweep on, not quick, no progress callback. NULL-safe. */
 CLATTN_API void clattn_default_measure_options(clattn_measure_options *opts);
 
 #define CLATTN_SWEEP_MAX 64
@@ -181,8 +190,11 @@ typedef struct clattn_sweep_point {
     clattn_stat bandwidth;     /* read bytes/s */
 } clattn_sweep_point;
 
-/* Ceilings measured on one device. The identity strings key the saved file. */
+/* Ceilings measured on one device. The identity strings key the saved file.
+ * Set one up with clattn_measurement_init before the library fills or reads
+ * it (struct_size: clattn/types.h, "Structs that grow"). */
 typedef struct clattn_measurement {
+    size_t struct_size;         /* sizeof(clattn_measurement) of the caller's header */
     char device_name[256];      /* CL_DEVICE_NAME */
     char driver_version[128];   /* CL_DRIVER_VERSION */
     char platform_version[256]; /* CL_PLATFORM_VERSION */
@@ -211,6 +223,9 @@ typedef struct clattn_measurement {
     double seconds;             /* wall time clattn_measure took */
 } clattn_measurement;
 
+/* Zeroes *m and sets its struct_size. NULL-safe. */
+CLATTN_API void clattn_measurement_init(clattn_measurement *m);
+
 /* Measures the context's device: memory bandwidth, fp32 and fp16 FMA rates,
  * launch latency and (opts->sweep) the last-level cache by a working-set
  * sweep. Each figure: an untimed warm-up, work scaled to opts->run_seconds,
@@ -220,18 +235,20 @@ typedef struct clattn_measurement {
  * the queue has profiling enabled, else clFinish and a host clock. About 2 s
  * on an H200, under ~10 s on PoCL with 2 cores. Uses the context's queue, so
  * not concurrently with other work on the same context. Never prints: stages
- * go to opts->progress. */
+ * go to opts->progress. *out must be set up with clattn_measurement_init. */
 CLATTN_API int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
                               clattn_measurement *out);
 
 /* Writes `m` to the per-device file (see clattn_measure_path), atomically
  * (temporary file and rename), creating the directory. CLATTN_EIO on a file
- * system failure. */
+ * system failure; CLATTN_EINVAL for NULL, a struct not set up, or a
+ * measurement without a device name. */
 CLATTN_API int clattn_measure_save(const clattn_measurement *m);
 
-/* Reads the saved measurement of `dev`. CLATTN_EIO when there is none (or it
- * cannot be read), CLATTN_EFORMAT when it is malformed or belongs to another
- * device or driver. */
+/* Reads the saved measurement of `dev` into *out (set up with
+ * clattn_measurement_init). CLATTN_EIO when there is none (or it cannot be
+ * read), CLATTN_EFORMAT when it is malformed or belongs to another device
+ * or driver. */
 CLATTN_API int clattn_measure_load(cl_device_id dev, clattn_measurement *out);
 
 /* The file measurements of `dev` are saved in: $XDG_CACHE_HOME/clattn (or

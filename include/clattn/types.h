@@ -1,9 +1,33 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clattn's plain types and the functions that need no OpenCL: status codes,
  * shapes, options, the CPU reference and the comparison against it, half
  * conversions. Include this header alone (with clattn/model.h for the byte
  * model) in code that never touches a device: it does not include <CL/cl.h>.
  * clattn/clattn.h includes it.
+ *
+ * Structs that grow (the ABI rule)
+ *   A program built against one version of these headers keeps working with
+ *   a later library of the same API major (CLATTN_API_VERSION_MAJOR, the
+ *   soname). Two kinds of struct allow that:
+ *   - Structs with a leading `size_t struct_size`: clattn_options,
+ *     clattn_extras, clattn_measure_options, clattn_measurement. Set them up
+ *     with their default function or initializer (clattn_default_options,
+ *     CLATTN_EXTRAS_INIT, clattn_default_measure_options,
+ *     clattn_measurement_init), which sets struct_size to the size the
+ *     caller's header gives the struct. The library reads and writes the
+ *     first struct_size bytes and no more; fields the caller's header does
+ *     not have take their defaults. Fields are only ever added at the end.
+ *     Every function taking one returns CLATTN_EINVAL when struct_size is
+ *     below the struct's first size (not set up), so a struct on the stack
+ *     left uninitialised is refused rather than trusted.
+ *   - Structs only the library writes, of a fixed size with reserved bytes
+ *     at the end: clattn_run_info, clattn_check_result. The library writes
+ *     them whole (reserved bytes zeroed); a later version puts new fields in
+ *     the reserved bytes, where zero means "not reported".
+ *   Other structs (shapes, layouts, the model's records, device properties,
+ *   kernel descriptions) change only with the API major.
+ *   clattn_api_version() says which API the library implements.
  */
 #ifndef CLATTN_TYPES_H
 #define CLATTN_TYPES_H
@@ -57,6 +81,13 @@ CLATTN_API const char *clattn_last_error_detail(void);
 
 /* The library's version, "MAJOR.MINOR.PATCH", from clattn/version.h. */
 CLATTN_API const char *clattn_version(void);
+
+/* The API the library implements, CLATTN_API_VERSION of its own headers:
+ * (major << 16) | minor. A program may check at run time that
+ * CLATTN_API_MAJOR_OF(clattn_api_version()) == CLATTN_API_VERSION_MAJOR and
+ * that the minor is at least the one it needs (the dynamic loader already
+ * refuses another major through the soname). */
+CLATTN_API unsigned clattn_api_version(void);
 
 /* ------------------------------------------------------------------ shapes */
 
@@ -170,9 +201,10 @@ typedef struct clattn_options {
  * layouts. */
 CLATTN_API void clattn_default_options(clattn_options *opts);
 
-/* What a run did (filled by the attention functions when non-NULL). The
- * library writes the whole struct, reserved bytes included, so fields added
- * later sit where a caller built against this header has reserved space. */
+/* What a run did (filled by the attention functions when non-NULL). Fixed
+ * size (see "Structs that grow" above): the library writes the whole
+ * struct, reserved bytes zeroed, and fields added later take reserved
+ * space, so it needs no set-up and can sit inside clattn_check_result. */
 typedef struct clattn_run_info {
     clattn_path path;           /* path that ran (never AUTO) */
     char kernel[64];            /* e.g. "naive/clblast", "fused/portable 64x64" */
@@ -182,8 +214,9 @@ typedef struct clattn_run_info {
                                  * partials; kept between calls) */
     char note[160];             /* why AUTO chose this path, "" otherwise */
     uint32_t splits;            /* key chunks per sequence on the fused path (1: none) */
-    double build_seconds;       /* kernel builds this call waited for (0 once built) */
-    uint8_t reserved[52];
+    double build_seconds;       /* seconds of kernel builds this call waited
+                                 * for (0 once the context has them) */
+    uint8_t reserved[120];      /* zero; room for later fields (384 bytes in all) */
 } clattn_run_info;
 
 /* ---------------------------------------------------------- CPU reference */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Public attention entry points: the checks (api/prepare.c), the choice of
  * path, and the refusal of runs the model predicts will not fit, before
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "api/prepare.h"
+#include "core/abi.h"
 #include "core/options.h"
 #include "fused/fused.h"
 #include "naive/naive.h"
@@ -131,20 +133,46 @@ int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape, const cla
     struct attention_call c = { .q = q, .k = k, .v = v, .o = o, .num_wait = num_wait,
                                 .wait_list = wait_list, .done = done,
                                 .info = info ? info : &scratch };
-    if (extras && extras->struct_size < sizeof(size_t) + sizeof(cl_mem)) {
-        rc = clattn_fail(CLATTN_EINVAL, "extras: struct_size %zu; use CLATTN_EXTRAS_INIT",
-                         extras->struct_size);
-        return ctx_leave_with(ctx, rc);
-    }
+    memset(c.info, 0, sizeof *c.info);
+    const double built = ctx->programs.build_seconds;
     if (extras) {
-        c.lse = extras->lse;
-        c.kv_lens = extras->kv_lens;
-        c.q_lens = extras->q_lens;
+        /* The first version ended after lse; later fields default to NULL. */
+        clattn_extras ex = CLATTN_EXTRAS_INIT;
+        rc = abi_read(extras, &ex, sizeof ex, ABI_SIZE_THROUGH(clattn_extras, lse), "extras",
+                      "CLATTN_EXTRAS_INIT");
+        if (rc < 0)
+            return ctx_leave_with(ctx, rc);
+        c.lse = ex.lse;
+        c.kv_lens = ex.kv_lens;
+        c.q_lens = ex.q_lens;
     }
     uint64_t spans[4];
     rc = prepare_call(shape, &resolved, &c, spans);
     if (rc >= 0)
         rc = attention_enqueue(ctx, &c, spans);
+    c.info->build_seconds = ctx->programs.build_seconds - built;
+    return ctx_leave_with(ctx, rc);
+}
+
+int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
+                          const clattn_options *opts, clattn_run_info *info)
+{
+    clattn_clear_error();
+    clattn_options resolved;
+    clattn_run_info scratch;
+    int rc = options_resolve(opts, &resolved);
+    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+        return rc;
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+    const double built = ctx->programs.build_seconds;
+    struct attention_call c = { .info = info };
+    uint64_t spans[4];
+    if ((rc = prepare_call(shape, &resolved, &c, spans)) >= 0 &&
+        (rc = ctx_check_last(ctx)) >= 0)
+        rc = choose_path(ctx, &c, info);
+    info->build_seconds = ctx->programs.build_seconds - built;
     return ctx_leave_with(ctx, rc);
 }
 
@@ -237,7 +265,12 @@ int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape, const clattn
     int rc = options_resolve(opts, &resolved);
     if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
         return rc;
-    rc = attention_host(ctx, shape, &resolved, q, k, v, o, lse, info ? info : &scratch);
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+    const double built = ctx->programs.build_seconds;
+    rc = attention_host(ctx, shape, &resolved, q, k, v, o, lse, info);
+    info->build_seconds = ctx->programs.build_seconds - built;
     return ctx_leave_with(ctx, rc);
 }
 
@@ -246,4 +279,10 @@ int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_op
                      clattn_run_info *info)
 {
     return clattn_attention_ex(ctx, shape, opts, q, k, v, o, NULL, info);
+}
+
+void clattn_default_extras(clattn_extras *extras)
+{
+    if (extras)
+        *extras = (clattn_extras)CLATTN_EXTRAS_INIT;
 }

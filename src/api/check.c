@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Verification: random inputs, poisoned outputs, comparison with the CPU
  * reference. Shared by clattn verify and the tests so that both apply the
@@ -9,6 +10,9 @@
 #include <time.h>
 
 #include "context/context.h"
+
+/* Fixed size for the life of the API major (clattn/types.h). */
+_Static_assert(sizeof(clattn_check_result) == 512, "clattn_check_result must stay 512 bytes");
 
 static double now_seconds(void)
 {

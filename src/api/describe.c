@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Public queries about the kernels a context would run, the workspace it
  * keeps, and recording tuned tiles. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device-side random inputs (cl/util.cl): benchmark inputs of gigabytes are
  * drawn where they are used instead of crossing the host link. */
 #include "context/context.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clattn_merge_cl: the exact combination of two results over disjoint keys
  * on the device (cl/merge.cl); the host version is reference/compare.c's. */
 #include <stdio.h>

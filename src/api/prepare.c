@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Turning an entry point's arguments into a checked struct attention_call:
  * options, layouts against the caller's buffers, per-sequence lengths. */
 #include <math.h>

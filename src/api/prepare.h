@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checks and set-up every attention entry shares (api/prepare.c). */
 #ifndef CLATTN_SRC_API_PREPARE_H
 #define CLATTN_SRC_API_PREPARE_H

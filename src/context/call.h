@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One attention call as the entry points hand it to a path: the checked
  * shape and options, the caller's buffers and their resolved layouts, and
  * the optional extras. Paths only enqueue. */

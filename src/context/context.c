@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lifetime of a clattn_ctx: opening on a selected device or on the
  * caller's own context and queue, closing, and the accessors. */
 #include <stdlib.h>

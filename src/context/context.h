@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A clattn_ctx: the OpenCL objects it owns or wraps, the device facts read
  * once at open, and each module's own state, declared in that module's
  * header (the modules' headers never include this one). */

@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's built programs (see program.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/cl_error.h"
 #include "context/context.h"
@@ -14,6 +16,13 @@ static char *dup_str(const char *s)
     if (d)
         memcpy(d, s, n);
     return d;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static struct program_entry *find(struct program_cache *c, const char *file, const char *options)
@@ -49,7 +58,9 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *options,
     if (rc < 0)
         return rc;
     cl_program prog = NULL;
+    const double t0 = seconds_now();
     rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, options, &prog);
+    c->build_seconds += seconds_now() - t0;
     if (rc < 0)
         return ctx_note_failure(ctx, rc);
     struct program_entry *e = &c->entries[c->count];

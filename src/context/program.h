@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's built programs: each (kernel file, options) variant is
  * built once per context and kept, with the kernel objects made from it,
  * until the context closes. */
@@ -26,6 +27,8 @@ struct program_entry {
 struct program_cache {
     struct program_entry *entries;
     size_t count, cap;
+    double build_seconds; /* wall time spent building, over the context's life
+                           * (an entry point reports its own share) */
 };
 
 /* Returns the program built from `file` with `options` on the context's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error codes, their messages, and the per-thread detail of the last failure. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error reporting shared by every module: each failing path records a detail
  * for clattn_last_error_detail() and returns its code. No OpenCL here: the
  * OpenCL statuses are translated by device/cl_error.h. */

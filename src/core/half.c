@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IEEE half <-> float, for hosts and the reference alike. */
 #include <math.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tensor layouts (see layout.h). */
 #include "core/error.h"
 #include "core/layout.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tensor layouts (clattn_layout) resolved to element strides, and the bytes
  * a tensor spans in its buffer. No OpenCL. */
 #ifndef CLATTN_SRC_CORE_LAYOUT_H

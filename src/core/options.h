@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Options as the modules read them. */
 #ifndef CLATTN_SRC_CORE_OPTIONS_H
 #define CLATTN_SRC_CORE_OPTIONS_H

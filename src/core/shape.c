@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shapes and dtypes: validation and element counts. */
 #include "core/error.h"
 

@@ -1,4 +1,5 @@
-/* The library's version, from clattn/version.h. */
+/* SPDX-License-Identifier: MIT */
+/* The library's version and API number, from clattn/version.h. */
 #include "clattn/types.h"
 
 const char *clattn_version(void)
@@ -8,3 +9,7 @@ const char *clattn_version(void)
     return STR(CLATTN_VERSION_MAJOR) "." STR(CLATTN_VERSION_MINOR) "." STR(CLATTN_VERSION_PATCH);
 }
 
+unsigned clattn_api_version(void)
+{
+    return CLATTN_API_VERSION;
+}

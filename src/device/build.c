@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Building one kernel file into a program (see build.h). */
 #include <stdio.h>
 #include <stdlib.h>

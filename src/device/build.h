@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Building one kernel file into a program: the source (embedded, or from
  * $CLATTN_KERNEL_DIR), the options every build gets, and the build log in
  * the error detail when it fails. No caching here (context/program.h). */

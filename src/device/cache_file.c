@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-device files under the user's cache directory (see cache_file.h). */
 #include <errno.h>
 #include <fcntl.h>

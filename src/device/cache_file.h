@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Files the library keeps per device under the user's cache directory
  * ($XDG_CACHE_HOME/clattn, else ~/.cache/clattn): measured ceilings, tuned
  * tiles. Files are keyed by the device identity (device/identity.h).

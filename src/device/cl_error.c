@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OpenCL statuses: their names, and which library code each one becomes. */
 #include "device/cl_error.h"
 

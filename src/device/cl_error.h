@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OpenCL statuses as library errors. */
 #ifndef CLATTN_SRC_DEVICE_CL_ERROR_H
 #define CLATTN_SRC_DEVICE_CL_ERROR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading device properties (see cl_info.h). */
 #include <ctype.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading device properties: fixed-size values, strings of any length,
  * vendor attributes that may not answer, extension lists. */
 #ifndef CLATTN_SRC_DEVICE_CL_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device facts record (see facts.h). */
 #include <stdio.h>
 #include <stdlib.h>

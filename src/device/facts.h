@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One record of what the library's modules need to know about a device,
  * read once when a context opens and read-only after: every kernel
  * predicate, tile choice and memory refusal reads it rather than asking the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The identity saved files are keyed by (see identity.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which device a saved file belongs to: its name, driver version and
  * platform version. A driver update gives a new identity, so measurements
  * and tuned tiles start afresh. Computed here only. */

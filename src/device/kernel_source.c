@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel sources: the copies embedded at build time, or, while developing,
  * the files of the folder $CLATTN_KERNEL_DIR points at. Either way a shared
  * header a kernel includes (`#include "name.clh"` on a line of its own) is

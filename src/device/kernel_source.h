@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel sources: embedded at build time by cl/embed.py (the .cl kernels
  * and the shared .clh headers of cl/), or read from $CLATTN_KERNEL_DIR. */
 #ifndef CLATTN_SRC_RUNTIME_KERNEL_SOURCE_H

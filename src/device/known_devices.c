@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Published figures of devices whose reported cache size is not the
  * last-level cache, and the lookup of a device among them. */
 #include "device/cl_info.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small table of known devices: their last-level cache, memory bandwidth
  * and FLOP/s from datasheets, for the model where nothing was measured. */
 #ifndef CLATTN_SRC_DEVICE_KNOWN_DEVICES_H

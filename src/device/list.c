@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device enumeration and selection. The devices are enumerated once per
  * process, under pthread_once, and the list kept: ICD loaders and drivers
  * are not safe to start from several threads at once (cold clattn_open calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Choosing a device by selector (see clattn_open). */
 #ifndef CLATTN_SRC_DEVICE_LIST_H
 #define CLATTN_SRC_DEVICE_LIST_H

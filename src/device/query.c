@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a device reports, for clattn devices and any caller: OpenCL's
  * properties, vendor attributes, and whether half arithmetic builds. */
 #include <stdio.h>
@@ -60,7 +61,8 @@ static void query_intel(cl_device_id dev, clattn_device_props *p)
 /* Builds measure.cl's fp16 variant (half2 FMA chains under cl_khr_fp16) in a
  * throwaway context: 1 if it builds, 0 if not, -1 if it could not be tried.
  * NVIDIA, for one, computes half correctly without advertising cl_khr_fp16. */
-static int probe_fp16(cl_device_id dev, cl_platform_id platform, const char *label)
+static int probe_fp16(cl_device_id dev, cl_platform_id platform, const char *label, char *log,
+                      size_t cap)
 {
     cl_int err;
     cl_context_properties props[] = { CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0 };
@@ -73,6 +75,8 @@ static int probe_fp16(cl_device_id dev, cl_platform_id platform, const char *lab
     if (program)
         clReleaseProgram(program);
     clReleaseContext(context);
+    if (rc == CLATTN_EBUILD) /* the detail holds the error and the build log */
+        snprintf(log, cap, "%s", clattn_last_error_detail());
     return rc == CLATTN_OK ? 1 : rc == CLATTN_EBUILD ? 0 : -1;
 }
 
@@ -170,9 +174,12 @@ int clattn_device_query(cl_device_id dev, clattn_device_props *out)
         || (rc = query_extensions(dev, &p)))
         return rc;
     /* Only where half arithmetic is expected to build: a driver whose
-     * compiler rejects it prints its errors on the caller's stderr (PoCL). */
+     * compiler rejects it prints a summary on the caller's stderr (PoCL;
+     * clattn devices keeps it off the terminal), and the log is kept in
+     * fp16_probe_log. */
     p.fp16_builds = p.fp16_advertised || p.vendor_id == CLATTN_VENDOR_NVIDIA
-                        ? probe_fp16(dev, platform, p.name)
+                        ? probe_fp16(dev, platform, p.name, p.fp16_probe_log,
+                                     sizeof p.fp16_probe_log)
                         : -1;
     clattn_clear_error();
     *out = p;

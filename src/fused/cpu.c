@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU-shaped fused kernel (cl/fused_cpu.cl): work-group size 1,
  * explicit float16 vectors, no local memory. BM = 16 x RV packed rows per
  * work-item, one row per SIMD lane ("rows across lanes"), or for decoding

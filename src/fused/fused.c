@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fused path (see fused.h): kernel choice, tile and split planning,
  * the split workspace, enqueue. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fused path: S never reaches global memory. It chooses a kernel from
  * the table (fused/kernel.h), plans its tiles (asked, tuned or default) and
  * its key split (split-KV), and launches it, then the combine where the

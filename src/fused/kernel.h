@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A fused kernel described once: what it needs, how its tiles are chosen,
  * how its build options are formed and how it is launched. Path selection,
  * clattn devices, --kernel, clattn tune and clattn_describe_kernels all read

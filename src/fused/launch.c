@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Launching the fused kernels (cl/fused_grid.clh's argument list) and the
  * split-KV combine (cl/combine.cl). */
 #include <stdio.h>

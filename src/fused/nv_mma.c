@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tensor-core fused kernel (cl/fused_nv_mma.cl): NVIDIA sm_80+, fp16,
  * inline PTX mma.sync / ldmatrix / cp.async. A work-group of WARPS warps owns
  * BM = 16 x MT x WARPS query rows. */

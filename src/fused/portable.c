@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The portable fused kernel (cl/fused.cl): OpenCL C 1.2, any device. A
  * work-group owns BM query rows; TPR work-items share each row. */
 #include <stdio.h>

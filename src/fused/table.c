@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fused kernels, in AUTO's order of preference: the first that can run
  * a shape on the device (and whose probe builds) is chosen. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The register-tiled fused kernel (cl/fused_tiled.cl): OpenCL C 1.2, shaped
  * like two GEMMs for GPUs of any vendor. A work-group of NT work-items owns
  * BM packed rows; for S = Q K^T each item holds TMS rows x TNS keys, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A fused kernel's tiles: what the caller, clattn tune and the defaults
  * choose, and what the tune files record (no OpenCL here: the tune file's
  * text is parsed without it). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The timing harness of the measurements: warm-up, repetitions scaled to a
  * target duration, median and spread, and the launch geometry they share. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ceilings the model uses for a device: measured figures where a saved
  * measurement exists, else the table of known devices, else what the device
  * reports; each figure says where it came from. */
@@ -52,6 +53,7 @@ int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out)
     clattn_measurement *m = malloc(sizeof *m);
     if (!m)
         return clattn_fail(CLATTN_ENOMEM, "clattn_device_ceilings: %zu bytes", sizeof *m);
+    clattn_measurement_init(m);
     /* A quick measurement (small buffers that may sit in a cache) is a
      * smoke test, not a ceiling. */
     if (clattn_measure_load(dev, m) == 0 && !m->quick) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ceilings without a saved measurement. */
 #ifndef CLATTN_SRC_DEVICE_CEILINGS_H
 #define CLATTN_SRC_DEVICE_CEILINGS_H

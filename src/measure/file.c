@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The saved measurement: one key=value text file per device under the
  * user's cache directory (cache_file.c), and the identity it is keyed by. */
 #include <errno.h>
@@ -10,6 +11,14 @@
 #include "device/identity.h"
 #include "measure/file_text.h"
 #include "measure/measure.h"
+
+void clattn_measurement_init(clattn_measurement *m)
+{
+    if (!m)
+        return;
+    memset(m, 0, sizeof *m);
+    m->struct_size = sizeof *m;
+}
 
 void measurement_set_identity(clattn_measurement *m, const struct device_identity *id)
 {
@@ -37,10 +46,9 @@ int clattn_measure_path(cl_device_id dev, char *path, size_t cap)
     return rc ? rc : cache_path("", &id, path, cap);
 }
 
-int clattn_measure_save(const clattn_measurement *m)
+/* measure_save with the caller's struct read as this library's. */
+static int save(const clattn_measurement *m)
 {
-    clattn_clear_error();
-    CLATTN_CHECK_ARG(m != NULL);
     CLATTN_CHECK_ARG(m->device_name[0] != '\0');
     char path[4096 + 64];
     struct device_identity id;
@@ -63,17 +71,38 @@ int clattn_measure_save(const clattn_measurement *m)
     return rc;
 }
 
+int clattn_measure_save(const clattn_measurement *caller)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(caller != NULL);
+    clattn_measurement *m = malloc(sizeof *m);
+    if (!m)
+        return clattn_fail(CLATTN_ENOMEM, "clattn_measure_save: %zu bytes", sizeof *m);
+    clattn_measurement_init(m);
+    int rc = abi_read(caller, m, sizeof *m, MEASUREMENT_FIRST_SIZE, "measurement",
+                      "clattn_measurement_init");
+    if (rc == 0)
+        rc = save(m);
+    free(m);
+    return rc;
+}
+
 int clattn_measure_load(cl_device_id dev, clattn_measurement *out)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(dev != NULL);
     CLATTN_CHECK_ARG(out != NULL);
+    size_t out_size;
+    int rc = abi_struct_size(out, MEASUREMENT_FIRST_SIZE, "measurement",
+                             "clattn_measurement_init", &out_size);
+    if (rc < 0)
+        return rc;
     char path[4096 + 64], *text = NULL;
     struct device_identity want;
-    clattn_measurement *m = calloc(1, sizeof *m);
-    int rc = CLATTN_ENOMEM;
+    clattn_measurement *m = malloc(sizeof *m);
     if (!m)
-        return clattn_fail(rc, "clattn_measure_load");
+        return clattn_fail(CLATTN_ENOMEM, "clattn_measure_load");
+    clattn_measurement_init(m);
     if ((rc = device_identity_read(dev, &want)) || (rc = cache_path("", &want, path, sizeof path)))
         goto out;
     if ((rc = cache_read(path, &text))) {
@@ -88,7 +117,7 @@ int clattn_measure_load(cl_device_id dev, clattn_measurement *out)
         rc = clattn_fail(CLATTN_EFORMAT, "%s: measured on another device or driver", path);
         goto out;
     }
-    *out = *m;
+    abi_write(out, out_size, m, sizeof *m);
 out:
     free(text);
     free(m);

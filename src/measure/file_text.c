@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The saved measurement's text: key=value lines, formatted and parsed with
  * every value checked. No OpenCL, so that tests/fuzz/fuzz_cache.c can drive
  * it alone. */

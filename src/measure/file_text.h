@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The saved measurement's text (measure/file_text.c). */
 #ifndef CLATTN_SRC_MEASURE_FILE_TEXT_H
 #define CLATTN_SRC_MEASURE_FILE_TEXT_H

@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /* Measured ceilings (cl/measure.cl): memory bandwidth, FMA rates and launch
  * latency, then the working-set sweep (measure_sweep.c); the saved file is
  * measure_file.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/abi.h"
 #include "measure/measure.h"
 
 void clattn_default_measure_options(clattn_measure_options *opts)
@@ -12,9 +15,11 @@ void clattn_default_measure_options(clattn_measure_options *opts)
     if (!opts)
         return;
     memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
     opts->repetitions = 7;
     opts->sweep = 1;
 }
+
 
 /* Per-launch cost of an empty kernel: `batch` launches queued back to back
  * and one clFinish (what a sequence of kernels pays), and a single launch
@@ -237,15 +242,15 @@ static int run_steps(struct bench *b, clattn_measurement *m)
     return 0;
 }
 
-static int measure_run(clattn_ctx *ctx, const clattn_measure_options *opts,
+static int measure_run(clattn_ctx *ctx, const clattn_measure_options *caller,
                        clattn_measurement *out)
 {
     int rc;
-    CLATTN_CHECK_ARG(out != NULL);
-    clattn_measure_options defaults;
-    clattn_default_measure_options(&defaults);
-    if (!opts)
-        opts = &defaults;
+    clattn_measure_options resolved, *opts = &resolved;
+    clattn_default_measure_options(&resolved);
+    if (caller && (rc = abi_read(caller, &resolved, sizeof resolved, MEASURE_OPTIONS_FIRST_SIZE,
+                                 "measure options", "clattn_default_measure_options")) < 0)
+        return rc;
     CLATTN_CHECK_ARG(opts->repetitions >= 1 && opts->repetitions <= MAX_REPETITIONS);
     CLATTN_CHECK_ARG(opts->run_seconds >= 0 && opts->run_seconds <= 10);
 
@@ -271,7 +276,7 @@ static int measure_run(clattn_ctx *ctx, const clattn_measure_options *opts,
     if (opts->sweep)
         b.steps_total += measure_sweep_steps(&b);
 
-    memset(out, 0, sizeof *out);
+    clattn_measurement_init(out);
     measurement_set_identity(out, &ctx->dev.identity);
     out->unix_time = (int64_t)time(NULL);
     out->quick = opts->quick != 0;
@@ -285,9 +290,21 @@ int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
                    clattn_measurement *out)
 {
     clattn_clear_error();
-    int rc = ctx_enter(ctx);
-    if (rc)
+    CLATTN_CHECK_ARG(out != NULL);
+    size_t out_size;
+    int rc = abi_struct_size(out, MEASUREMENT_FIRST_SIZE, "measurement",
+                             "clattn_measurement_init", &out_size);
+    if (rc < 0)
         return rc;
-    rc = measure_run(ctx, opts, out);
-    return ctx_leave_with(ctx, rc);
+    clattn_measurement *m = malloc(sizeof *m);
+    if (!m)
+        return clattn_fail(CLATTN_ENOMEM, "clattn_measure: %zu bytes", sizeof *m);
+    if ((rc = ctx_enter(ctx)) == 0) {
+        rc = measure_run(ctx, opts, m);
+        rc = ctx_leave_with(ctx, rc);
+    }
+    if (rc == 0)
+        abi_write(out, out_size, m, sizeof *m);
+    free(m);
+    return rc;
 }

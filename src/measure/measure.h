@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the measurement files share: the timing harness (bench.c),
  * the rate measurements and entry point (measure.c), the working-set sweep
  * (sweep.c) and the saved file (file.c). */
@@ -7,11 +8,17 @@
 #include <stdint.h>
 
 #include "context/context.h"
+#include "core/abi.h"
 
 #define KiB ((uint64_t)1024)
 #define MiB (KiB * KiB)
 #define GiB (KiB * MiB)
 #define MAX_REPETITIONS 101
+
+/* The structs' sizes in API 1.0, the first with struct_size
+ * (core/abi.h). */
+#define MEASURE_OPTIONS_FIRST_SIZE ABI_SIZE_THROUGH(clattn_measure_options, progress_user)
+#define MEASUREMENT_FIRST_SIZE ABI_SIZE_THROUGH(clattn_measurement, seconds)
 
 /* One clattn_measure call: the device, how to time it, and its progress. */
 struct bench {

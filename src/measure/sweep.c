@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The working-set sweep: read bandwidth against footprint, and the knee
  * where it falls from the last-level cache to memory. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a device result is judged by: tolerances per dtype, the comparison
  * with the reference, and the random inputs checks draw. No OpenCL. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CPU reference: attention in double precision, straight from the
  * definition, with the device paths' semantics (GQA head mapping, both causal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tuned tiles per device (see tune.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tuned tiles: `clattn tune` measures each kernel's tile candidates and
  * records the fastest per (kernel, dtype, d, causal); the kernel planners
  * look them up before their defaults. One small text file per device under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tune file's text (see tune.h): parsing and formatting, no OpenCL, so
  * that tests/fuzz/fuzz_cache.c can drive it alone. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcl_fault.so: an LD_PRELOAD interposer over the OpenCL entry points
  * that clattn and CLBlast call, in the manner of the ICD loader's own tests

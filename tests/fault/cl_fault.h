@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The one function libcl_fault.so adds to the OpenCL API it wraps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault_entry: runs one of clattn's public entry points on a tiny shape, for
  * run_faults.py, which runs it under libcl_fault.so with one OpenCL call

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Fault injection for clattn's OpenCL calls (test suite 'fault').
 
 usage: run_faults.py LIBCL_FAULT FAULT_ENTRY CLATTN [--exhaustive] [--jobs N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fuzz harness for the readers of the per-device cache files: the tune file
  * (src/tune/tune_text.c) and the saved measurement (src/measure/

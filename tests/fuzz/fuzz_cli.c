@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harness for the option-value parsers (tools/cli_parse.c).
  *

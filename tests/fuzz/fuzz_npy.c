@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harness for the .npy reader (tools/npy.c).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpora of the fuzzers next to this script.
 
 corpus/npy/: valid .npy files of format 1.0, 2.0 and 3.0, float32 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A libFuzzer harness's inputs run without libFuzzer: the test suite's short
  * fuzz pass, with whatever compiler builds the project (under ASan and UBSan

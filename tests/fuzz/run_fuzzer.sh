@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs a libFuzzer binary for a while from a committed corpus, without
 # writing into it: new inputs go to a scratch directory, removed afterwards
 # (kept, and its path printed, when FUZZ_KEEP is set). Inputs that crash or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The library's dependency graph, and the cycles in it.
 
 usage: depgraph.py SRC_DIR BUILD_DIR [--dot FILE]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The H200 runs behind docs/PERFORMANCE.md: device query and measured
 # ceilings, tuning, correctness, the seed's experiment (plus N = 2048, 8192
 # and d = 64, 256), PyTorch's naive / SDPA flash / SDPA cuDNN on the same GPU

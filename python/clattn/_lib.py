@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+"""libclattn.so through ctypes: finding it, the structs, the prototypes.
+
+The struct mirrors follow include/clattn/*.h field for field;
+tests/python/test_layout.py compares every size and offset with the C
+compiler's. The library is found through $CLATTN_LIBRARY (a path), else the
+dynamic loader's search path (libclattn.so.<API major>: LD_LIBRARY_PATH,
+the cache of ldconfig, the system directories).
+"""
+import ctypes
+import ctypes.util
+import os
+
+API_MAJOR = 1  # the soname's number: this package speaks API 1.x
+
+c_size = ctypes.c_size_t
+c_u32 = ctypes.c_uint32
+c_u64 = ctypes.c_uint64
+c_enum = ctypes.c_int
+c_ptr = ctypes.c_void_p  # cl_mem, cl_event, cl_context, ...
+
+
+class Shape(ctypes.Structure):
+    _fields_ = [("batch", c_size), ("heads", c_size), ("kv_heads", c_size),
+                ("q_len", c_size), ("kv_len", c_size), ("head_dim", c_size),
+                ("dtype", c_enum)]
+
+
+class Layout(ctypes.Structure):
+    _fields_ = [("batch_stride", c_size), ("head_stride", c_size),
+                ("token_stride", c_size), ("byte_offset", c_size)]
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("causal", c_enum), ("scale", ctypes.c_float),
+                ("path", c_enum), ("fused_kernel", c_enum), ("allow_oom", ctypes.c_int),
+                ("use_clblast", ctypes.c_int), ("block_m", c_size), ("block_n", c_size),
+                ("rows_per_item", c_size), ("split_kv", c_u32),
+                ("kv_lens", ctypes.POINTER(c_u32)), ("q_lens", ctypes.POINTER(c_u32)),
+                ("q_layout", Layout), ("k_layout", Layout), ("v_layout", Layout),
+                ("o_layout", Layout)]
+
+
+class RunInfo(ctypes.Structure):
+    _fields_ = [("path", c_enum), ("kernel", ctypes.c_char * 64),
+                ("predicted_peak_bytes", c_u64), ("allocated_bytes", c_u64),
+                ("note", ctypes.c_char * 160), ("splits", c_u32),
+                ("build_seconds", ctypes.c_double), ("reserved", ctypes.c_uint8 * 120)]
+
+
+class Extras(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("lse", c_ptr), ("kv_lens", c_ptr), ("q_lens", c_ptr)]
+
+
+class DeviceEntry(ctypes.Structure):
+    _fields_ = [("platform", c_ptr), ("device", c_ptr), ("type", c_u64),
+                ("name", ctypes.c_char * 256)]
+
+
+class Figure(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_double), ("source", c_enum)]
+
+
+class Ceilings(ctypes.Structure):
+    _fields_ = [(name, Figure) for name in (
+        "global_mem_bytes", "max_alloc_bytes", "cache_bytes", "bandwidth", "flops_f32",
+        "flops_f16", "launch_latency_s")]
+
+
+# ------------------------------------------------------------ the byte model
+
+class Traffic(ctypes.Structure):
+    _fields_ = [("head_score_bytes", c_u64), ("head_endpoint_bytes", c_u64),
+                ("head_naive_bytes", c_u64), ("head_fused_bytes", c_u64),
+                ("head_ratio", ctypes.c_double), ("closed_form", ctypes.c_double),
+                ("score_bytes", c_u64), ("endpoint_bytes", c_u64), ("naive_bytes", c_u64),
+                ("fused_bytes", c_u64), ("ratio", ctypes.c_double)]
+
+
+class ModelDevice(ctypes.Structure):
+    _fields_ = [("capacity_bytes", c_u64), ("max_alloc_bytes", c_u64), ("cache_bytes", c_u64),
+                ("bandwidth", ctypes.c_double), ("peak_flops", ctypes.c_double),
+                ("launch_latency_s", ctypes.c_double)]
+
+
+class MemoryPlan(ctypes.Structure):
+    _fields_ = [("peak_bytes", c_u64), ("largest_bytes", c_u64),
+                ("largest_name", ctypes.c_char_p), ("workspace_bytes", c_u64)]
+
+
+class CausalBlocks(ctypes.Structure):
+    _fields_ = [("q_blocks", c_u64), ("k_blocks", c_u64), ("total_blocks", c_u64),
+                ("visited_blocks", c_u64), ("visited_fraction", ctypes.c_double),
+                ("closed_form", ctypes.c_double), ("empty_q_blocks", c_u64),
+                ("empty_rows", c_u64), ("total_pairs", c_u64), ("computed_pairs", c_u64),
+                ("visible_pairs", c_u64), ("kv_rows_read", c_u64),
+                ("kv_rows_streamed", c_u64), ("speedup", ctypes.c_double)]
+
+
+class ModelProblem(ctypes.Structure):
+    _fields_ = [("shape", Shape), ("causal", c_enum), ("block_m", c_size), ("block_n", c_size),
+                ("naive_workspace_bytes", c_u64), ("fused_workspace_bytes", c_u64)]
+
+
+class PathEstimate(ctypes.Structure):
+    _fields_ = [("bytes", c_u64), ("flops", ctypes.c_double), ("intensity", ctypes.c_double),
+                ("launches", ctypes.c_uint), ("memory_time_s", ctypes.c_double),
+                ("compute_time_s", ctypes.c_double), ("time_s", ctypes.c_double),
+                ("bound", c_enum), ("memory", MemoryPlan), ("fit", c_enum)]
+
+
+class Prediction(ctypes.Structure):
+    _fields_ = [("traffic", Traffic), ("blocks", CausalBlocks), ("naive", PathEstimate),
+                ("fused", PathEstimate), ("ridge", ctypes.c_double),
+                ("naive_intensity_limit", ctypes.c_double), ("naive_compute_len", c_u64),
+                ("fused_compute_len", c_u64), ("causal_speedup", ctypes.c_double)]
+
+
+# The structs tests/python/test_layout.py checks against the C headers.
+MIRRORED = {
+    "clattn_shape": Shape, "clattn_layout": Layout, "clattn_options": Options,
+    "clattn_run_info": RunInfo, "clattn_extras": Extras, "clattn_device_entry": DeviceEntry,
+    "clattn_figure": Figure, "clattn_ceilings": Ceilings, "clattn_traffic": Traffic,
+    "clattn_model_device": ModelDevice, "clattn_memory_plan": MemoryPlan,
+    "clattn_causal_blocks": CausalBlocks, "clattn_model_problem": ModelProblem,
+    "clattn_path_estimate": PathEstimate, "clattn_prediction": Prediction,
+}
+
+P = ctypes.POINTER
+_PROTOTYPES = {
+    "clattn_strerror": (ctypes.c_char_p, [ctypes.c_int]),
+    "clattn_error_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "clattn_last_error_detail": (ctypes.c_char_p, []),
+    "clattn_version": (ctypes.c_char_p, []),
+    "clattn_api_version": (ctypes.c_uint, []),
+    "clattn_default_options": (None, [P(Options)]),
+    "clattn_default_extras": (None, [P(Extras)]),
+    "clattn_open": (ctypes.c_int, [P(c_ptr), ctypes.c_char_p]),
+    "clattn_open_cl": (ctypes.c_int, [P(c_ptr), c_ptr, c_ptr]),
+    "clattn_close": (None, [P(c_ptr)]),
+    "clattn_device_name": (ctypes.c_char_p, [c_ptr]),
+    "clattn_cl_context": (c_ptr, [c_ptr]),
+    "clattn_cl_queue": (c_ptr, [c_ptr]),
+    "clattn_list_devices": (ctypes.c_int, [P(DeviceEntry), c_size, P(c_size)]),
+    "clattn_fused_kernel_find": (ctypes.c_int, [ctypes.c_char_p, P(c_enum)]),
+    "clattn_attention_ex": (ctypes.c_int, [c_ptr, P(Shape), P(Options), c_ptr, c_ptr, c_ptr,
+                                           c_ptr, P(ctypes.c_float), P(RunInfo)]),
+    "clattn_attention_ex_cl": (ctypes.c_int, [c_ptr, P(Shape), P(Options), c_ptr, c_ptr, c_ptr,
+                                              c_ptr, P(Extras), ctypes.c_uint, P(c_ptr),
+                                              P(c_ptr), P(RunInfo)]),
+    "clattn_device_ceilings": (ctypes.c_int, [c_ptr, P(Ceilings)]),
+    "clattn_fused_tiles": (ctypes.c_int, [c_ptr, P(Shape), P(Options), P(c_size), P(c_size),
+                                          P(c_enum)]),
+    "clattn_model_default_device": (None, [P(ModelDevice)]),
+    "clattn_model_default_problem": (None, [P(ModelProblem)]),
+    "clattn_model_predict": (ctypes.c_int, [P(ModelProblem), P(ModelDevice), P(Prediction)]),
+    "clattn_fit_name": (ctypes.c_char_p, [c_enum]),
+    "clattn_bound_name": (ctypes.c_char_p, [c_enum]),
+    "clattn_source_name": (ctypes.c_char_p, [c_enum]),
+}
+
+
+def _candidates():
+    path = os.environ.get("CLATTN_LIBRARY")
+    if path:
+        return [path]
+    found = ctypes.util.find_library("clattn")
+    return ["libclattn.so.%d" % API_MAJOR] + ([found] if found else [])
+
+
+def load():
+    """The library, with its prototypes set; OSError when it cannot be found
+    or speaks another API major."""
+    errors = []
+    for name in _candidates():
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError as e:
+            errors.append(str(e))
+    else:
+        raise OSError("clattn: libclattn.so not found (set CLATTN_LIBRARY to its path, or "
+                      "install it where the dynamic loader looks): " + "; ".join(errors))
+    for fn, (restype, argtypes) in _PROTOTYPES.items():
+        f = getattr(lib, fn)
+        f.restype = restype
+        f.argtypes = argtypes
+    api = lib.clattn_api_version()
+    if api >> 16 != API_MAJOR:
+        raise OSError("clattn: %s implements API %d.%d; this package needs %d.x"
+                      % (name, api >> 16, api & 0xffff, API_MAJOR))
+    probe = Options()
+    lib.clattn_default_options(ctypes.byref(probe))
+    if probe.struct_size != ctypes.sizeof(Options):
+        raise OSError("clattn: the library's clattn_options is %d bytes, this package's %d"
+                      % (probe.struct_size, ctypes.sizeof(Options)))
+    return lib

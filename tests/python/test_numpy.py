@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: MIT
+"""clattn.attention on numpy arrays against a float64 numpy reference, on
+random inputs: dtypes, grouped heads, Nq != Nk, both masks, both paths,
+strided views (read in place or copied), per-sequence lengths, split keys,
+the LSE; the errors; clattn.devices() and clattn.predict()."""
+import unittest
+
+import numpy as np
+
+import clattn
+from clattn import _attention
+import reference as ref
+
+
+class Attention(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(20261201)
+
+    def check(self, o, want, dtype, what):
+        self.assertEqual(o.dtype, np.dtype(dtype), what)
+        self.assertEqual(o.shape, want.shape, what)
+        err = np.abs(o.astype(np.float64) - want).max()
+        self.assertLess(err, ref.tolerance(dtype), "%s: max abs error %g" % (what, err))
+
+    def test_shapes_masks_paths(self):
+        cases = [  # B, H, Hkv, Nq, Nk, d
+            (1, 1, 1, 1, 1, 1), (2, 4, 2, 5, 9, 16), (1, 6, 3, 33, 17, 40),
+            (2, 2, 1, 17, 40, 7), (1, 8, 1, 3, 130, 64)]
+        for dtype in (np.float32, np.float16):
+            for B, H, Hkv, Nq, Nk, d in cases:
+                q = ref.random(self.rng, (B, H, Nq, d), dtype)
+                k = ref.random(self.rng, (B, Hkv, Nk, d), dtype)
+                v = ref.random(self.rng, (B, Hkv, Nk, d), dtype)
+                for causal in (None, "top-left", "bottom-right"):
+                    want, _ = ref.attention(q, k, v, causal)
+                    for path in ("naive", "fused"):
+                        info = {}
+                        o = clattn.attention(q, k, v, causal=causal, path=path, info=info)
+                        self.assertEqual(info["path"], path)
+                        self.check(o, want, dtype, "%s %s %s %s" % (
+                            np.dtype(dtype), (B, H, Hkv, Nq, Nk, d), causal, path))
+
+    def test_scale(self):
+        q, k, v = (ref.random(self.rng, (1, 2, 7, 8), np.float32) for _ in range(3))
+        want, _ = ref.attention(q, k, v, scale=0.7)
+        self.check(clattn.attention(q, k, v, scale=0.7), want, np.float32, "scale 0.7")
+
+    def test_strided_views(self):
+        B, H, Hkv, Nq, Nk, Nmax, d = 2, 4, 2, 6, 11, 20, 16
+        # Q stored [B, Nq, H, d] (tokens outer), viewed as [B, H, Nq, d]: mapped in place.
+        q_bnhd = ref.random(self.rng, (B, Nq, H, d), np.float32)
+        q = q_bnhd.transpose(0, 2, 1, 3)
+        self.assertIsNotNone(_attention._layout(q.shape, q.strides, 4))
+        # K and V: the first Nk tokens of a cache of Nmax, in place.
+        kc = ref.random(self.rng, (B, Hkv, Nmax, d), np.float32)
+        vc = ref.random(self.rng, (B, Hkv, Nmax, d), np.float32)
+        k, v = kc[:, :, :Nk], vc[:, :, :Nk]
+        self.assertIsNotNone(_attention._layout(k.shape, k.strides, 4))
+        want, _ = ref.attention(q, k, v, "bottom-right")
+        self.check(clattn.attention(q, k, v, causal="bottom-right"), want, np.float32,
+                   "transposed Q, cache-view K and V")
+        # Views clattn cannot read in place are copied: every other element
+        # of d, reversed tokens, a broadcast batch.
+        wide = ref.random(self.rng, (B, H, Nq, 2 * d), np.float32)
+        q2 = wide[..., ::2]
+        self.assertIsNone(_attention._layout(q2.shape, q2.strides, 4))
+        k2 = kc[:, :, Nk - 1::-1]
+        self.assertIsNone(_attention._layout(k2.shape, k2.strides, 4))
+        v2 = np.broadcast_to(vc[:1, :, :Nk], (B, Hkv, Nk, d))
+        self.assertIsNone(_attention._layout(v2.shape, v2.strides, 4))
+        want, _ = ref.attention(q2, k2, v2, "top-left")
+        self.check(clattn.attention(q2, k2, v2, causal="top-left"), want, np.float32,
+                   "strided d, reversed tokens, broadcast batch")
+        # fp16 views too.
+        qh, kh, vh = (x.astype(np.float16) for x in (q_bnhd, kc, vc))
+        qv, kv, vv = qh.transpose(0, 2, 1, 3), kh[:, :, 3:3 + Nk], vh[:, :, 3:3 + Nk]
+        want, _ = ref.attention(qv, kv, vv)
+        self.check(clattn.attention(qv, kv, vv), want, np.float16, "fp16 views")
+
+    def test_lengths_split_lse(self):
+        B, H, Hkv, Nq, Nk, d = 3, 4, 1, 2, 300, 32
+        q = ref.random(self.rng, (B, H, Nq, d), np.float32)
+        k = ref.random(self.rng, (B, Hkv, Nk, d), np.float32)
+        v = ref.random(self.rng, (B, Hkv, Nk, d), np.float32)
+        lens = [1, 300, 77]
+        for split in (0, 1, 3):
+            for causal in (None, "bottom-right"):
+                info = {}
+                o, lse = clattn.attention(q, k, v, causal=causal, kv_lens=lens, split_kv=split,
+                                          return_lse=True, path="fused", info=info)
+                want, want_lse = ref.attention(q, k, v, causal, kv_lens=lens)
+                what = "kv_lens %s split %d %s" % (lens, split, causal)
+                self.check(o, want, np.float32, what)
+                self.assertEqual(lse.dtype, np.float32)
+                self.assertEqual(lse.shape, (B, H, Nq))
+                seen = np.isfinite(want_lse)
+                np.testing.assert_array_equal(np.isfinite(lse), seen, what)
+                self.assertLess(np.abs(lse[seen] - want_lse[seen]).max(), 1e-4, what)
+                if split == 3:
+                    self.assertGreaterEqual(info["splits"], 1)
+
+    def test_errors(self):
+        q = ref.random(self.rng, (1, 3, 4, 8), np.float32)
+        k = ref.random(self.rng, (1, 2, 5, 8), np.float32)
+        with self.assertRaises(clattn.ClattnError) as e:  # H = 3 is no multiple of Hkv = 2
+            clattn.attention(q, k, k)
+        self.assertEqual(e.exception.name, "CLATTN_EINVAL")
+        self.assertIn("invalid argument", str(e.exception))
+        self.assertTrue(e.exception.detail)
+        k1 = k[:, :1]
+        with self.assertRaises(clattn.ClattnError) as e:
+            clattn.attention(q, k1, k1, kv_lens=[6])
+        self.assertIn("exceeds Nk", e.exception.detail)
+        with self.assertRaises(clattn.ClattnError):
+            clattn.attention(q, k1, k1, kernel="no-such-kernel")
+        with self.assertRaises(TypeError):
+            clattn.attention(q.astype(np.float64), k1, k1)
+        with self.assertRaises(TypeError):
+            clattn.attention(q, k1.astype(np.float16), k1)
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k1, k1[:, :, :4])
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k1, k1, causal="sideways")
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k1, k1, scale=-1)
+        with self.assertRaises(ValueError):
+            clattn.attention(q[0], k1, k1)
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k1, k1, kv_lens=[1, 2])
+
+
+class Devices(unittest.TestCase):
+    def test_listing_and_selection(self):
+        devs = clattn.devices()
+        self.assertGreater(len(devs), 0)
+        for i, d in enumerate(devs):
+            self.assertEqual(d["index"], i)
+            self.assertIn(": ", d["name"])
+            self.assertIn(d["type"], ("GPU", "CPU", "accelerator", "other"))
+        rng = np.random.default_rng(3)
+        q, k, v = (ref.random(rng, (1, 1, 3, 4), np.float32) for _ in range(3))
+        want, _ = ref.attention(q, k, v)
+        for sel in (0, devs[0]["name"].split(": ")[1][:6]):
+            o = clattn.attention(q, k, v, device=sel)
+            self.assertLess(np.abs(o - want).max(), 1e-4)
+        with self.assertRaises(clattn.ClattnError) as e:
+            clattn.attention(q, k, v, device="no such device anywhere")
+        self.assertEqual(e.exception.name, "CLATTN_ENODEV")
+
+    def test_versions(self):
+        self.assertEqual(clattn.api_version()[0], 1)
+        self.assertRegex(clattn.library_version(), r"^\d+\.\d+\.\d+$")
+
+
+class Predict(unittest.TestCase):
+    SEED = dict(capacity_bytes=192 * 2 ** 30, cache_bytes=256 * 2 ** 20, bandwidth=5e12,
+                peak_flops=1e15)
+
+    def test_seed(self):
+        # The seed's shape on its device figures: traffic ratio 1 + N/d, and
+        # the naive path's S and P no longer fit at N = 16384.
+        for n, fits in ((4096, "fits"), (16384, "exceeds capacity")):
+            p = clattn.predict(8, 32, n, head_dim=128, device=False, figures=self.SEED)
+            self.assertAlmostEqual(p["traffic"]["head_ratio"], 1 + n / 128)
+            t = p["traffic"]
+            self.assertEqual(t["score_bytes"], 2 * 8 * 32 * n * n)
+            self.assertEqual(t["naive_bytes"], t["endpoint_bytes"] + 4 * t["score_bytes"])
+            self.assertEqual(p["naive"]["fit"], fits)
+            self.assertEqual(p["fused"]["fit"], "fits")
+            self.assertAlmostEqual(p["ridge"], 200)
+            self.assertGreater(p["naive"]["time_s"], p["fused"]["time_s"])
+            self.assertEqual(p["figure_sources"]["bandwidth"], "given")
+
+    def test_on_the_device(self):
+        p = clattn.predict(1, 2, 1000, 900, 64, kv_heads=1, causal="bottom-right")
+        self.assertTrue(p["device"])
+        self.assertIn("capacity_bytes", p["figure_sources"])
+        self.assertGreater(p["device_figures"]["capacity_bytes"], 0)
+        self.assertLess(p["causal_blocks"]["visited_fraction"], 1)
+        with self.assertRaises(ValueError):
+            clattn.predict(1, 1, 8, figures={"speed": 1})
+
+
+if __name__ == "__main__":
+    unittest.main()
