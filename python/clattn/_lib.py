@@ -99,7 +99,14 @@ class CausalBlocks(ctypes.Structure):
 
 class ModelProblem(ctypes.Structure):
     _fields_ = [("shape", Shape), ("causal", c_enum), ("block_m", c_size), ("block_n", c_size),
-                ("naive_workspace_bytes", c_u64), ("fused_workspace_bytes", c_u64)]
+                ("naive_workspace_bytes", c_u64), ("fused_workspace_bytes", c_u64),
+                ("splits", ctypes.c_uint32), ("kv_lens", c_ptr)]
+
+
+class BatchBlocks(ctypes.Structure):
+    _fields_ = [(name, c_u64) for name in (
+        "empty_sequences", "total_blocks", "visited_blocks", "total_pairs", "computed_pairs",
+        "visible_pairs", "kv_rows_total", "kv_rows_read", "split_workspace_bytes")]
 
 
 class PathEstimate(ctypes.Structure):
@@ -113,7 +120,8 @@ class Prediction(ctypes.Structure):
     _fields_ = [("traffic", Traffic), ("blocks", CausalBlocks), ("naive", PathEstimate),
                 ("fused", PathEstimate), ("ridge", ctypes.c_double),
                 ("naive_intensity_limit", ctypes.c_double), ("naive_compute_len", c_u64),
-                ("fused_compute_len", c_u64), ("causal_speedup", ctypes.c_double)]
+                ("fused_compute_len", c_u64), ("causal_speedup", ctypes.c_double),
+                ("batch", BatchBlocks)]
 
 
 # The structs tests/python/test_layout.py checks against the C headers.
@@ -123,6 +131,7 @@ MIRRORED = {
     "clattn_figure": Figure, "clattn_ceilings": Ceilings, "clattn_traffic": Traffic,
     "clattn_model_device": ModelDevice, "clattn_memory_plan": MemoryPlan,
     "clattn_causal_blocks": CausalBlocks, "clattn_model_problem": ModelProblem,
+    "clattn_batch_blocks": BatchBlocks,
     "clattn_path_estimate": PathEstimate, "clattn_prediction": Prediction,
 }
 

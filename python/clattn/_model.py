@@ -19,7 +19,8 @@ def _estimate(e):
 
 
 def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dtype="float16",
-            causal=None, device=None, block_m=None, block_n=None, figures=None):
+            causal=None, device=None, block_m=None, block_n=None, figures=None, kv_lens=None,
+            splits=0):
     """What the byte model says about one attention call, as a dict:
     traffic (bytes per head and for all heads, naive vs fused), each path's
     estimate (bytes, FLOPs, intensity, roofline time and bound, peak memory
@@ -30,7 +31,9 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     none, the figures unknown) as clattn devices reports them, each
     overridden by `figures` (a dict with the keys of "device_figures" in the
     result). The fused tiles are the device's choice unless given (64 x 64
-    without a device)."""
+    without a device). Decoding: `kv_lens` (one key count per sequence, each
+    <= kv_len) and `splits` (split-KV chunks per sequence) are counted as
+    the library runs them; "batch" in the result sums the whole batch."""
     L = lib()
     kv_len = q_len if kv_len is None else kv_len
     code = {"float16": F16, "fp16": F16, "float32": F32, "fp32": F32}.get(str(dtype))
@@ -42,6 +45,13 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     L.clattn_model_default_problem(ctypes.byref(problem))
     problem.shape = _lib.Shape(batch, heads, kv_heads or heads, q_len, kv_len, head_dim, code)
     problem.causal = CAUSAL[causal]
+    problem.splits = int(splits)
+    lens = None
+    if kv_lens is not None:
+        if len(kv_lens) != batch:
+            raise ValueError("kv_lens needs %d lengths, one per sequence" % batch)
+        lens = (ctypes.c_uint32 * batch)(*[int(x) for x in kv_lens])
+        problem.kv_lens = ctypes.cast(lens, ctypes.c_void_p)
     dev = _lib.ModelDevice()
     L.clattn_model_default_device(ctypes.byref(dev))
     sources = {}
@@ -58,7 +68,11 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
             opts.causal = problem.causal
             if L.clattn_fused_tiles(ctx.handle, ctypes.byref(problem.shape), ctypes.byref(opts),
                                     ctypes.byref(bm), ctypes.byref(bn), None) == 0:
-                problem.block_m, problem.block_n = bm.value, bn.value
+                # The kernel packs the H / Hkv query heads of a KV head into
+                # its BLOCK_M rows; the model counts one head's rows.
+                group = heads // (kv_heads or heads)
+                problem.block_m = max(1, bm.value // group)
+                problem.block_n = bn.value
         peak = c.flops_f16 if code == F16 else c.flops_f32
         for key, fig in (("capacity_bytes", c.global_mem_bytes),
                          ("max_alloc_bytes", c.max_alloc_bytes), ("cache_bytes", c.cache_bytes),
@@ -93,4 +107,5 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
         "naive_intensity_limit": out.naive_intensity_limit,
         "causal_speedup": out.causal_speedup,
         "causal_blocks": {k: getattr(out.blocks, k) for k, _ in _lib.CausalBlocks._fields_},
+        "batch": {k: getattr(out.batch, k) for k, _ in _lib.BatchBlocks._fields_},
     }

@@ -141,6 +141,19 @@ int main(void)
     FIELD(clattn_model_problem, block_n);
     FIELD(clattn_model_problem, naive_workspace_bytes);
     FIELD(clattn_model_problem, fused_workspace_bytes);
+    FIELD(clattn_model_problem, splits);
+    FIELD(clattn_model_problem, kv_lens);
+    END();
+    BEGIN(clattn_batch_blocks);
+    FIELD(clattn_batch_blocks, empty_sequences);
+    FIELD(clattn_batch_blocks, total_blocks);
+    FIELD(clattn_batch_blocks, visited_blocks);
+    FIELD(clattn_batch_blocks, total_pairs);
+    FIELD(clattn_batch_blocks, computed_pairs);
+    FIELD(clattn_batch_blocks, visible_pairs);
+    FIELD(clattn_batch_blocks, kv_rows_total);
+    FIELD(clattn_batch_blocks, kv_rows_read);
+    FIELD(clattn_batch_blocks, split_workspace_bytes);
     END();
     BEGIN(clattn_path_estimate);
     FIELD(clattn_path_estimate, bytes);
@@ -164,6 +177,7 @@ int main(void)
     FIELD(clattn_prediction, naive_compute_len);
     FIELD(clattn_prediction, fused_compute_len);
     FIELD(clattn_prediction, causal_speedup);
+    FIELD(clattn_prediction, batch);
     END();
     printf("}\n");
     return 0;

@@ -171,6 +171,21 @@ class Predict(unittest.TestCase):
             self.assertGreater(p["naive"]["time_s"], p["fused"]["time_s"])
             self.assertEqual(p["figure_sources"]["bandwidth"], "given")
 
+    def test_decode(self):
+        # K and V once per KV head at each sequence's length, Q and O, and
+        # the split's fp32 workspace written and read (docs/MODEL.md).
+        B, H, Hkv, Nk, d = 2, 32, 8, 65536, 128
+        p = clattn.predict(B, H, 1, Nk, d, kv_heads=Hkv, device=False, figures=self.SEED,
+                           kv_lens=[Nk, 1000], splits=4)
+        kv = 2 * Hkv * (Nk + 1000) * d * 2
+        qo = 2 * B * H * 1 * d * 2
+        ws = B * H * 1 * 4 * (d + 2) * 4
+        self.assertEqual(p["batch"]["split_workspace_bytes"], ws)
+        self.assertEqual(p["fused"]["bytes"], kv + qo + 2 * ws)
+        self.assertAlmostEqual(p["fused"]["time_s"], p["fused"]["bytes"] / 5e12, delta=1e-5)
+        with self.assertRaises(ValueError):
+            clattn.predict(B, H, 1, Nk, d, kv_heads=Hkv, device=False, kv_lens=[1])
+
     def test_on_the_device(self):
         p = clattn.predict(1, 2, 1000, 900, 64, kv_heads=1, causal="bottom-right")
         self.assertTrue(p["device"])
