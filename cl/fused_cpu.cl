@@ -36,6 +36,7 @@
  */
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "exp2_poly.clh"
 
 #define R 16
 typedef float16 vec;
@@ -51,25 +52,10 @@ typedef float store_t;
 
 #define XT (D % XC) /* output columns in the last, narrower P.V block */
 
-/* 2^x for x <= 0, elementwise; exactly 0 for x <= -127 (so -inf gives 0).
- * x = n + f, n = round(x), |f| <= 1/2: adding 1.5 * 2^23 rounds x to an
- * integer whose value sits in the low mantissa bits (PoCL's rint() is a
- * ~20-instruction software routine), 2^f by a degree-6 polynomial (relative
- * error 2e-9, 1.2e-7 in float), 2^n by shifting n + 127 into the exponent
- * (the magic number's own bits shift out). */
+/* 2^x for x <= 0, elementwise (cl/exp2_poly.clh). */
 static inline vec exp2_neg(vec x)
 {
-    x = select((vec)(-127.0f), x, x > (vec)(-127.0f));
-    const vec t = x + (vec)(12582912.0f);
-    const vec f = x - (t - (vec)(12582912.0f));
-    vec p = (vec)(1.534581243e-4f);
-    p = fma(p, f, (vec)(1.339993090e-3f));
-    p = fma(p, f, (vec)(9.618489072e-3f));
-    p = fma(p, f, (vec)(5.550328642e-2f));
-    p = fma(p, f, (vec)(2.402264625e-1f));
-    p = fma(p, f, (vec)(6.931471825e-1f));
-    p = fma(p, f, (vec)(1.0f));
-    return p * as_float16((as_int16(t) + 127) << 23);
+    return exp2_neg16(x);
 }
 
 /* max without fmax's NaN handling (no NaN reaches it): one vmaxps. */

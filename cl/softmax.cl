@@ -22,6 +22,7 @@
  * is read once; longer rows (or ROW_CAP=0) stream through three passes.
  */
 #include "dtype.clh"
+#include "exp2_poly.clh"
 
 /* Tree reduction over the work-group; every work-item gets the result. */
 static float reduce_max(__local float *buf, float x)
@@ -87,22 +88,11 @@ typedef float16 vec;
  * = n + f, n = round(x log2 e) (adding 1.5 * 2^23 rounds; PoCL's rint() is a
  * software routine), 2^f by a degree-6 polynomial on [-1/2, 1/2] (relative
  * error 1.2e-7 in float), 2^n by shifting n + 127 into the exponent. Exactly
- * 0 below 2^-127 (so -inf gives 0); NaN stays NaN. cl/fused_cpu.cl's
- * exp2_neg, with the NaN kept: a NaN or +inf score makes its row NaN. */
+ * 0 below 2^-127 (so -inf gives 0); NaN stays NaN (cl/exp2_poly.clh's
+ * exp2_neg16, with the NaN kept: a NaN or +inf score makes its row NaN). */
 static inline vec exp_row(vec x)
 {
-    const vec y = x * (vec)(1.44269504088896341f);
-    const vec c = select((vec)(-127.0f), y, y > (vec)(-127.0f));
-    const vec t = c + (vec)(12582912.0f);
-    const vec f = c - (t - (vec)(12582912.0f));
-    vec p = (vec)(1.534581243e-4f);
-    p = fma(p, f, (vec)(1.339993090e-3f));
-    p = fma(p, f, (vec)(9.618489072e-3f));
-    p = fma(p, f, (vec)(5.550328642e-2f));
-    p = fma(p, f, (vec)(2.402264625e-1f));
-    p = fma(p, f, (vec)(6.931471825e-1f));
-    p = fma(p, f, (vec)(1.0f));
-    p *= as_float16((as_int16(t) + 127) << 23);
+    const vec p = exp2_neg16(x * (vec)(1.44269504088896341f));
     return select(p, x, isnan(x));
 }
 
