@@ -100,7 +100,9 @@ fi
 # ------------------------------------------------------------ a tiny bench
 # N not a multiple of any tile; GQA (H=2 over Hkv=1); both masks and paths.
 # The first bench on this (empty) cache measures the ceilings and saves them.
-bench -B 1 -H 2 --kv-heads 1 -d 16 -N 33,70 --reps-seconds 0 --json out.json --csv out.csv
+# MALLOC_PERTURB_=255 makes every malloc'd byte 0: a caller-allocated struct
+# left without its init (struct_size 0) is then refused, not lucky.
+MALLOC_PERTURB_=255 bench -B 1 -H 2 --kv-heads 1 -d 16 -N 33,70 --reps-seconds 0 --json out.json --csv out.csv
 [ "$rc" -eq 0 ] || fail "tiny bench: exit status $rc"
 grep -q "^\[8/8\] B=1 Nq=70 Nk=70 causal fused" stderr || fail "no progress counter on stderr"
 grep -q "ceilings used by the model" stdout || fail "no ceilings in the header"

@@ -44,6 +44,7 @@ int ceilings_measure_missing(clattn_ctx *ctx, clattn_ceilings *out, char *note, 
         snprintf(note, cap, "no host memory to measure the device: table and reported figures");
         return clattn_device_ceilings(ctx, out);
     }
+    clattn_measurement_init(m); /* the library reads and fills it up to its struct_size */
     cl_device_id dev = clattn_cl_device(ctx);
     if (have_saved(dev, m)) {
         free(m);
