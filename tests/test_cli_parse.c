@@ -37,6 +37,24 @@ static void sizes(void **state)
     assert_int_equal(cli_parse_size(NULL, &v), -1);
 }
 
+static void length_lists(void **state)
+{
+    (void)state;
+    uint32_t out[4];
+    size_t n;
+    assert_int_equal(cli_parse_lens("0,7,4294967295", out, 4, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 7);
+    assert_int_equal(out[2], 4294967295u);
+    assert_int_equal(cli_parse_lens("4294967296", out, 4, &n), -1);
+    assert_int_equal(cli_parse_lens("1,,2", out, 4, &n), -1);
+    assert_int_equal(cli_parse_lens("1,2,3,4,5", out, 4, &n), -1);
+    assert_int_equal(cli_parse_lens(NULL, out, 4, &n), -1);
+    assert_int_equal(cli_list_items("1,2,3"), 3);
+    assert_int_equal(cli_list_items("9"), 1);
+}
+
 static void size_lists(void **state)
 {
     (void)state;
@@ -128,7 +146,8 @@ static void names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sizes),      cmocka_unit_test(size_lists), cmocka_unit_test(long_size_list),
+        cmocka_unit_test(sizes),      cmocka_unit_test(size_lists),
+        cmocka_unit_test(length_lists), cmocka_unit_test(long_size_list),
         cmocka_unit_test(doubles),    cmocka_unit_test(byte_counts), cmocka_unit_test(names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -233,9 +233,9 @@ static int parse_check(const char *s, bench_check_mode *out)
 /* --kv-lens: one length per sequence of every case, none above its Nk. */
 static int parse_kv_lens(const char *s, bench_config *c)
 {
-    size_t vals[BENCH_MAX_BATCH];
+    uint32_t vals[BENCH_MAX_BATCH];
     size_t n = 0;
-    if (cli_parse_size_list(s, vals, BENCH_MAX_BATCH, &n) < 0)
+    if (cli_parse_lens(s, vals, BENCH_MAX_BATCH, &n) < 0)
         return usage_error("--kv-lens wants up to 4096 comma-separated lengths, not '%.200s'",
                            s);
     for (size_t i = 0; i < c->n_cases; i++) {
@@ -248,13 +248,12 @@ static int parse_kv_lens(const char *s, bench_config *c)
         }
         for (size_t b = 0; b < n; b++)
             if (vals[b] > sh->kv_len) {
-                snprintf(msg, sizeof msg, "--kv-lens: sequence %zu has %zu keys, more than "
+                snprintf(msg, sizeof msg, "--kv-lens: sequence %zu has %u keys, more than "
                          "the Nk = %zu of a row", b, vals[b], sh->kv_len);
                 return usage_error("%s", msg);
             }
     }
-    for (size_t b = 0; b < n; b++)
-        c->kv_lens[b] = (uint32_t)vals[b]; /* <= Nk, which the shape check bounds */
+    memcpy(c->kv_lens, vals, n * sizeof *vals);
     c->n_kv_lens = n;
     return 0;
 }

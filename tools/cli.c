@@ -194,3 +194,30 @@ double cli_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+int cli_output_check(const char *path)
+{
+    char err[4096 + 256];
+    if (!path || outfile_check(path, err, sizeof err) == 0)
+        return 0;
+    cli_error("%s", err);
+    return 1;
+}
+
+int cli_output_open(const char *path, outfile *f)
+{
+    char err[4096 + 256];
+    if (outfile_open(f, path, err, sizeof err) == 0)
+        return 0;
+    cli_error("%s", err);
+    return 1;
+}
+
+int cli_output_commit(outfile *f)
+{
+    char err[4096 + 256];
+    if (outfile_commit(f, err, sizeof err) == 0)
+        return 0;
+    cli_error("%s", err);
+    return 1;
+}

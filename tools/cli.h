@@ -9,6 +9,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "outfile.h"
 
 /* The exit statuses of every command (clattn --help and README.md say so). */
 #define CLI_EXIT_OK 0      /* it did what was asked */
@@ -45,6 +46,14 @@ void cli_lib_error(const char *what, int code);
 int cli_quiet_begin(void);
 long cli_quiet_end(void);
 
+/* Output files (outfile.h) with the command's error printed: each returns
+ * 0, or 1 after the message. cli_output_check (NULL: nothing to check)
+ * catches a path that cannot be written before slow device work; open and
+ * commit write it whole or not at all ("-" is stdout). */
+int cli_output_check(const char *path);
+int cli_output_open(const char *path, outfile *f);
+int cli_output_commit(outfile *f);
+
 /* Opens a context on `selector` (NULL: $CLATTN_DEVICE or the default);
  * prints the error and returns nonzero on failure. */
 int cli_open(const char *selector, clattn_ctx **ctx);
@@ -63,6 +72,13 @@ int cli_parse_bytes(const char *s, uint64_t *out);
 /* "1024,4096,16384": 1..cap sizes separated by single commas, into
  * out[0..*n). On failure out and *n hold what was parsed so far. */
 int cli_parse_size_list(const char *s, size_t *out, size_t cap, size_t *n);
+/* --kv-lens: "3,0,7", per-sequence lengths as cli_parse_size_list reads
+ * them, each at most UINT32_MAX (the kernels' width), into out[0..*n). How
+ * many, and the bound by Nk, are for each command to check against its
+ * shape. */
+int cli_parse_lens(const char *s, uint32_t *out, size_t cap, size_t *n);
+/* How many items "a,b,c" has: the capacity cli_parse_lens needs for it. */
+size_t cli_list_items(const char *s);
 /* fp32|f32|float32|float, fp16|f16|float16|half */
 int cli_parse_dtype(const char *s, clattn_dtype *out);
 /* none|no, top-left|tl|yes, bottom-right|br; NULL (a bare --causal) is

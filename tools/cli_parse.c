@@ -102,6 +102,31 @@ int cli_parse_size_list(const char *s, size_t *out, size_t cap, size_t *n)
     }
 }
 
+size_t cli_list_items(const char *s)
+{
+    size_t n = 1;
+    for (; s && *s; s++)
+        n += *s == ',';
+    return n;
+}
+
+int cli_parse_lens(const char *s, uint32_t *out, size_t cap, size_t *n)
+{
+    if (!s)
+        return -1;
+    *n = 0;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s), v;
+        if (*n >= cap || parse_digits(s, len, &v) < 0 || v > UINT32_MAX)
+            return -1;
+        out[(*n)++] = (uint32_t)v;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+    }
+}
+
 int cli_parse_dtype(const char *s, clattn_dtype *out)
 {
     if (!s)

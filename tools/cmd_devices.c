@@ -53,25 +53,6 @@ static cl_device_id selected_device(const char *selector)
     return dev;
 }
 
-/* --json FILE through outfile.h ("-" is stdout): 0, or 1 after the message. */
-static int open_json(const char *path, outfile *f)
-{
-    char err[4096 + 256];
-    if (outfile_open(f, path, err, sizeof err) == 0)
-        return 0;
-    cli_error("%s", err);
-    return 1;
-}
-
-static int commit_json(outfile *f)
-{
-    char err[4096 + 256];
-    if (outfile_commit(f, err, sizeof err) == 0)
-        return 0;
-    cli_error("%s", err);
-    return 1;
-}
-
 static int list_devices(const struct devices_args *a)
 {
     clattn_device_entry entries[MAX_DEVICES];
@@ -88,7 +69,7 @@ static int list_devices(const struct devices_args *a)
         return 1;
     struct json j;
     outfile jf;
-    if (a->json && open_json(a->json, &jf))
+    if (a->json && cli_output_open(a->json, &jf))
         return 1;
     if (a->json) {
         json_begin_document(&j, jf.stream, "devices");
@@ -114,7 +95,7 @@ static int list_devices(const struct devices_args *a)
     if (a->json) {
         json_close(&j, ']');
         json_end_document(&j);
-        failed |= commit_json(&jf);
+        failed |= cli_output_commit(&jf);
     }
     return failed;
 }
@@ -184,13 +165,13 @@ static int measure_device(const struct devices_args *a)
     }
     outfile jf;
     if (a->json) {
-        if (open_json(a->json, &jf))
+        if (cli_output_open(a->json, &jf))
             goto close;
         struct json j;
         json_begin_document(&j, jf.stream, "devices --measure");
         devices_print_measurement_json(&j, m, &before, path);
         json_end_document(&j);
-        if (commit_json(&jf))
+        if (cli_output_commit(&jf))
             goto close;
     } else {
         devices_print_measurement_text(m, &before, path);

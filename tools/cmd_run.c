@@ -168,11 +168,10 @@ static int check_stdout_outputs(const run_args *a)
 /* Whether `s` is "L0,L1,..." (how many is for the files to say). */
 static int valid_lens(const char *s)
 {
-    size_t cap = 1, n;
-    for (const char *c = s; *c; c++)
-        cap += *c == ',';
-    size_t *v = malloc(cap * sizeof *v);
-    int ok = v && cli_parse_size_list(s, v, cap, &n) == 0;
+    const size_t cap = cli_list_items(s);
+    size_t n;
+    uint32_t *v = malloc(cap * sizeof *v);
+    int ok = v && cli_parse_lens(s, v, cap, &n) == 0;
     free(v);
     return ok;
 }
@@ -328,33 +327,25 @@ static int check_kv_lens(const run_args *a, const clattn_shape *s, run_inputs *i
 {
     if (!a->kv_lens_text)
         return 0;
-    size_t cap = 1;
-    for (const char *c = a->kv_lens_text; *c; c++)
-        cap += *c == ',';
-    size_t *v = malloc(cap * sizeof *v);
+    const size_t cap = cli_list_items(a->kv_lens_text);
     in->kv_lens = malloc(cap * sizeof *in->kv_lens);
-    if (!v || !in->kv_lens) {
-        free(v);
+    if (!in->kv_lens) {
         cli_error("run: out of memory for --kv-lens");
         return 1;
     }
     size_t n = 0;
-    cli_parse_size_list(a->kv_lens_text, v, cap, &n); /* its grammar was checked with the options */
+    /* Its grammar was checked with the options. */
+    cli_parse_lens(a->kv_lens_text, in->kv_lens, cap, &n);
     if (n != s->batch) {
-        free(v);
         cli_error("run: --kv-lens gives %zu lengths; %s has B=%zu sequences", n, a->q, s->batch);
         return 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (v[i] > s->kv_len) {
-            cli_error("run: --kv-lens: %zu (sequence %zu) is more than Nk = %zu of %s", v[i], i,
-                      s->kv_len, a->k);
-            free(v);
+    for (size_t i = 0; i < n; i++)
+        if (in->kv_lens[i] > s->kv_len) {
+            cli_error("run: --kv-lens: %u (sequence %zu) is more than Nk = %zu of %s",
+                      in->kv_lens[i], i, s->kv_len, a->k);
             return 1;
         }
-        in->kv_lens[i] = (uint32_t)v[i];
-    }
-    free(v);
     in->n_kv_lens = n;
     return 0;
 }
@@ -511,20 +502,10 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
 
 /* Catches an output path that cannot be written before the attention runs,
  * which may take long on a slow device; the write still has the last word. */
-static int check_output_path(const char *path)
-{
-    char err[4096 + 256];
-    if (path && outfile_check(path, err, sizeof err)) {
-        cli_error("%s", err);
-        return 1;
-    }
-    return 0;
-}
-
 static int check_output_paths(const run_args *a)
 {
-    return check_output_path(a->out) || check_output_path(a->lse_out) ||
-           check_output_path(a->json);
+    return cli_output_check(a->out) || cli_output_check(a->lse_out) ||
+           cli_output_check(a->json);
 }
 
 static int write_npy(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
@@ -604,18 +585,11 @@ static int write_json(const run_args *a, const run_inputs *in, const clattn_shap
 {
     if (!a->json)
         return 0;
-    char err[4096 + 256];
     outfile f;
-    if (outfile_open(&f, a->json, err, sizeof err)) {
-        cli_error("%s", err);
+    if (cli_output_open(a->json, &f))
         return 1;
-    }
     json_report(f.stream, a, in, s, r);
-    if (outfile_commit(&f, err, sizeof err)) {
-        cli_error("%s", err);
-        return 1;
-    }
-    return 0;
+    return cli_output_commit(&f);
 }
 
 int cmd_run(int argc, char **argv)

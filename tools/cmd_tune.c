@@ -466,19 +466,15 @@ int cmd_tune(int argc, char **argv)
     int status = parse_args(argc, argv, &a, &set);
     if (status)
         return status < 0 ? CLI_EXIT_OK : status;
-    char err[4096 + 256];
-    if (a.json && outfile_check(a.json, err, sizeof err)) {
-        cli_error("%s", err);
+    if (cli_output_check(a.json))
         return CLI_EXIT_FAILURE;
-    }
     set.text = a.json && outfile_is_stdout(a.json) ? stderr : stdout;
     clattn_ctx *ctx;
     if (cli_open(a.device, &ctx) < 0)
         return CLI_EXIT_FAILURE;
     outfile jf;
     struct json j;
-    if (a.json && outfile_open(&jf, a.json, err, sizeof err)) {
-        cli_error("%s", err);
+    if (a.json && cli_output_open(a.json, &jf)) {
         clattn_close(&ctx);
         return CLI_EXIT_FAILURE;
     }
@@ -503,10 +499,8 @@ int cmd_tune(int argc, char **argv)
         json_close(&j, ']');
         json_bool(&j, "failed", failed);
         json_end_document(&j);
-        if (outfile_commit(&jf, err, sizeof err)) {
-            cli_error("%s", err);
+        if (cli_output_commit(&jf))
             return CLI_EXIT_FAILURE;
-        }
     }
     return failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

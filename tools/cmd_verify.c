@@ -49,22 +49,23 @@ static int parse_shape(const char *s, struct test_case *c)
 /* "L0,L1,..": one length per sequence, each at most Nk. */
 static int parse_kv_lens(const char *s, struct test_case *c)
 {
-    size_t v[TEST_CASE_MAX_BATCH], n;
+    uint32_t v[TEST_CASE_MAX_BATCH];
+    size_t n;
     if (c->b > TEST_CASE_MAX_BATCH) {
         cli_usage_error(CMD, "--kv-lens takes at most %d sequences", TEST_CASE_MAX_BATCH);
         return -1;
     }
-    if (cli_parse_size_list(s, v, TEST_CASE_MAX_BATCH, &n) < 0 || n != c->b) {
+    if (cli_parse_lens(s, v, TEST_CASE_MAX_BATCH, &n) < 0 || n != c->b) {
         cli_usage_error(CMD, "--kv-lens needs %zu lengths (one per sequence), got '%s'", c->b, s);
         return -1;
     }
     int any = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i] > c->nk) {
-            cli_usage_error(CMD, "--kv-lens: %zu is more than Nk = %zu", v[i], c->nk);
+            cli_usage_error(CMD, "--kv-lens: %u is more than Nk = %zu", v[i], c->nk);
             return -1;
         }
-        c->kv_lens[i] = (uint32_t)v[i];
+        c->kv_lens[i] = v[i];
         any |= v[i] != 0;
     }
     if (!any) {
@@ -293,19 +294,15 @@ int cmd_verify(int argc, char **argv)
     int status = parse_args(argc, argv, &a);
     if (status)
         return status < 0 ? CLI_EXIT_OK : status;
-    char err[4096 + 256];
-    if (a.json && outfile_check(a.json, err, sizeof err)) {
-        cli_error("%s", err);
+    if (cli_output_check(a.json))
         return CLI_EXIT_FAILURE;
-    }
     struct verify_out out = { a.json && outfile_is_stdout(a.json) ? stderr : stdout, NULL };
     clattn_ctx *ctx;
     if (cli_open(a.device, &ctx) < 0)
         return CLI_EXIT_FAILURE;
     outfile jf;
     struct json j;
-    if (a.json && outfile_open(&jf, a.json, err, sizeof err)) {
-        cli_error("%s", err);
+    if (a.json && cli_output_open(a.json, &jf)) {
         clattn_close(&ctx);
         return CLI_EXIT_FAILURE;
     }
@@ -341,10 +338,8 @@ int cmd_verify(int argc, char **argv)
         if (failed >= 0)
             json_u64(&j, "failed", (uint64_t)failed);
         json_end_document(&j);
-        if (outfile_commit(&jf, err, sizeof err)) {
-            cli_error("%s", err);
+        if (cli_output_commit(&jf))
             return CLI_EXIT_FAILURE;
-        }
     }
     /* Nothing run (every case skipped) proves nothing: a failure too. */
     return failed || run == 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;

@@ -186,17 +186,7 @@ static int parse_lens(const char *v, struct predict_args *a)
  * kernels' uint32. The count and the bound by Nk are checked at the end. */
 static int parse_kv_lens(const char *v, struct predict_args *a)
 {
-    size_t vals[PREDICT_MAX_BATCH];
-    size_t n = 0;
-    if (cli_parse_size_list(v, vals, PREDICT_MAX_BATCH, &n) < 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (vals[i] > UINT32_MAX)
-            return -1;
-        a->kv_lens[i] = (uint32_t)vals[i];
-    }
-    a->n_kv_lens = n;
-    return 0;
+    return cli_parse_lens(v, a->kv_lens, PREDICT_MAX_BATCH, &a->n_kv_lens);
 }
 
 static int parse_split(const char *v, struct predict_args *a)

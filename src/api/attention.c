@@ -88,21 +88,50 @@ static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_r
     return CLATTN_OK;
 }
 
+/* What every attention entry does first and last: the caller's options
+ * resolved (struct_size), the context entered, the caller's run info (or a
+ * scratch one) cleared, and at the end the kernel builds this call paid. */
+struct entry {
+    clattn_options opts;
+    clattn_run_info scratch, *info;
+    double built;
+};
+
+static int entry_begin(clattn_ctx *ctx, const clattn_options *opts, clattn_run_info *info,
+                       struct entry *e)
+{
+    clattn_clear_error();
+    int rc = options_resolve(opts, &e->opts);
+    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+        return rc;
+    e->info = info ? info : &e->scratch;
+    memset(e->info, 0, sizeof *e->info);
+    e->built = ctx->programs.build_seconds;
+    return CLATTN_OK;
+}
+
+static int entry_end(clattn_ctx *ctx, const struct entry *e, int rc)
+{
+    e->info->build_seconds = ctx->programs.build_seconds - e->built;
+    return ctx_leave_with(ctx, rc);
+}
+
 /* clattn_attention_ex_cl without the entry's bookkeeping: `c` holds the
- * shape, options, buffers and events. */
-static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const uint64_t spans[4])
+ * shape, options, buffers and events. `path_chosen`: the host call has
+ * already chosen the path into c->info (before allocating its buffers). */
+static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const uint64_t spans[4],
+                             int path_chosen)
 {
     int rc = prepare_buffers(ctx, c->shape, c, spans);
     if (rc < 0 || (rc = ctx_check_last(ctx)) < 0)
         return rc;
     CLATTN_CHECK_ARG(c->num_wait == 0 || c->wait_list);
-    memset(c->info, 0, sizeof *c->info);
     cl_mem owned[2];
     if ((rc = prepare_lens(ctx, c->shape, c->opts, c, owned)) < 0)
         return rc;
     cl_event last = NULL, *done = c->done;
     c->done = &last;
-    rc = choose_path(ctx, c, c->info);
+    rc = path_chosen ? CLATTN_OK : choose_path(ctx, c, c->info);
     if (rc >= 0)
         rc = c->info->path == CLATTN_PATH_NAIVE ? naive_enqueue(ctx, c) : fused_enqueue(ctx, c);
     c->done = done;
@@ -124,56 +153,43 @@ int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape, const cla
                            cl_uint num_wait, const cl_event *wait_list, cl_event *done,
                            clattn_run_info *info)
 {
-    clattn_clear_error();
-    clattn_options resolved;
-    clattn_run_info scratch;
-    int rc = options_resolve(opts, &resolved);
-    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+    struct entry e;
+    int rc = entry_begin(ctx, opts, info, &e);
+    if (rc < 0)
         return rc;
     struct attention_call c = { .q = q, .k = k, .v = v, .o = o, .num_wait = num_wait,
-                                .wait_list = wait_list, .done = done,
-                                .info = info ? info : &scratch };
-    memset(c.info, 0, sizeof *c.info);
-    const double built = ctx->programs.build_seconds;
+                                .wait_list = wait_list, .done = done, .info = e.info };
     if (extras) {
         /* The first version ended after lse; later fields default to NULL. */
         clattn_extras ex = CLATTN_EXTRAS_INIT;
         rc = abi_read(extras, &ex, sizeof ex, ABI_SIZE_THROUGH(clattn_extras, lse), "extras",
                       "CLATTN_EXTRAS_INIT");
         if (rc < 0)
-            return ctx_leave_with(ctx, rc);
+            return entry_end(ctx, &e, rc);
         c.lse = ex.lse;
         c.kv_lens = ex.kv_lens;
         c.q_lens = ex.q_lens;
     }
     uint64_t spans[4];
-    rc = prepare_call(shape, &resolved, &c, spans);
+    rc = prepare_call(shape, &e.opts, &c, spans);
     if (rc >= 0)
-        rc = attention_enqueue(ctx, &c, spans);
-    c.info->build_seconds = ctx->programs.build_seconds - built;
-    return ctx_leave_with(ctx, rc);
+        rc = attention_enqueue(ctx, &c, spans, 0);
+    return entry_end(ctx, &e, rc);
 }
 
 int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
                           const clattn_options *opts, clattn_run_info *info)
 {
-    clattn_clear_error();
-    clattn_options resolved;
-    clattn_run_info scratch;
-    int rc = options_resolve(opts, &resolved);
-    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+    struct entry e;
+    int rc = entry_begin(ctx, opts, info, &e);
+    if (rc < 0)
         return rc;
-    if (!info)
-        info = &scratch;
-    memset(info, 0, sizeof *info);
-    const double built = ctx->programs.build_seconds;
-    struct attention_call c = { .info = info };
+    struct attention_call c = { .info = e.info };
     uint64_t spans[4];
-    if ((rc = prepare_call(shape, &resolved, &c, spans)) >= 0 &&
+    if ((rc = prepare_call(shape, &e.opts, &c, spans)) >= 0 &&
         (rc = ctx_check_last(ctx)) >= 0)
-        rc = choose_path(ctx, &c, info);
-    info->build_seconds = ctx->programs.build_seconds - built;
-    return ctx_leave_with(ctx, rc);
+        rc = choose_path(ctx, &c, e.info);
+    return entry_end(ctx, &e, rc);
 }
 
 int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
@@ -240,7 +256,7 @@ static int attention_host(clattn_ctx *ctx, const clattn_shape *shape, const clat
         (lse && (rc = make_buffer(ctx, CL_MEM_WRITE_ONLY, lse_bytes, NULL, "LSE", &b.lse)) < 0))
         goto out;
     c.q = b.q, c.k = b.k, c.v = b.v, c.o = b.o, c.lse = b.lse;
-    if ((rc = attention_enqueue(ctx, &c, spans)) < 0)
+    if ((rc = attention_enqueue(ctx, &c, spans, 1)) < 0)
         goto out;
     cl_int err = clEnqueueReadBuffer(ctx->queue, b.o, lse ? CL_FALSE : CL_TRUE, 0, spans[3], o, 0,
                                      NULL, NULL);
@@ -259,19 +275,11 @@ int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape, const clattn
                         const void *q, const void *k, const void *v, void *o, float *lse,
                         clattn_run_info *info)
 {
-    clattn_clear_error();
-    clattn_options resolved;
-    clattn_run_info scratch;
-    int rc = options_resolve(opts, &resolved);
-    if (rc < 0 || (rc = ctx_enter(ctx)) < 0)
+    struct entry e;
+    int rc = entry_begin(ctx, opts, info, &e);
+    if (rc < 0)
         return rc;
-    if (!info)
-        info = &scratch;
-    memset(info, 0, sizeof *info);
-    const double built = ctx->programs.build_seconds;
-    rc = attention_host(ctx, shape, &resolved, q, k, v, o, lse, info);
-    info->build_seconds = ctx->programs.build_seconds - built;
-    return ctx_leave_with(ctx, rc);
+    return entry_end(ctx, &e, attention_host(ctx, shape, &e.opts, q, k, v, o, lse, e.info));
 }
 
 int clattn_attention(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,

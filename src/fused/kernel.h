@@ -19,12 +19,11 @@ struct fused_plan {
     const struct fused_kernel *kernel;
     struct fused_tiles tiles;
     size_t local;           /* work-items per group */
-    size_t threads_per_row; /* portable: work-items per row */
+    size_t threads_per_row; /* portable, tiled (its Q K^T layout): work-items per row */
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
-    size_t tx, tmo;         /* tiled: S items sharing a row (TMS is tiles.tm), O rows
-                             * per item */
+    size_t tmo;             /* tiled: O rows per work-item (TMS is tiles.tm) */
     int kv_shared;          /* tiled: K and V take turns in one local tile */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */

@@ -168,7 +168,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
                            "memory for d=%zu; the device has %llu B", bm, bn, tm,
                            local_bytes(bm, bn, &l, shared), s->head_dim,
                            (unsigned long long)budget);
-    plan->tx = l.txs;
+    plan->threads_per_row = l.txs;
     plan->tmo = l.tmo;
     plan->kv_shared = shared;
     plan->padded_dim = l.dp;
@@ -180,7 +180,7 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 {
     snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
              "-DKV_SHARED=%d%s", s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
-             plan->tiles.tm, plan->tx, plan->tmo, plan->kv_shared,
+             plan->tiles.tm, plan->threads_per_row, plan->tmo, plan->kv_shared,
              s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 

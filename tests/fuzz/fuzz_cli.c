@@ -95,6 +95,20 @@ static void check_size_list(const char *s)
                rc ? "a valid list is accepted" : "an invalid list is refused");
     if (rc == 0 && (n_got != n_want || memcmp(got, want, n_want * sizeof *want) != 0))
         broken("cli_parse_size_list", s, "the values are the items' values");
+    /* cli_parse_lens: the same list, each value at most UINT32_MAX. */
+    uint32_t lens[LIST_CAP];
+    size_t n_lens = 0;
+    int lens_want = rc_want;
+    for (size_t i = 0; lens_want == 0 && i < n_want; i++)
+        lens_want = want[i] > UINT32_MAX ? -1 : 0;
+    rc = cli_parse_lens(s, lens, LIST_CAP, &n_lens);
+    if (rc != lens_want)
+        broken("cli_parse_lens", s, rc ? "a valid list is accepted" : "an invalid list is refused");
+    for (size_t i = 0; rc == 0 && i < n_want; i++)
+        if (n_lens != n_want || lens[i] != want[i])
+            broken("cli_parse_lens", s, "the values are the items' values");
+    if (cli_list_items(s) < n_want)
+        broken("cli_list_items", s, "at least as many items as the list has");
 }
 
 static void check_double(const char *s)

@@ -6,7 +6,7 @@ per-round ratios (the machine is shared: never compare single times).
 
 usage: tools/cpu/side_by_side.py [ROUNDS] [--json OUT.jsonl] [--quick]
 --quick: only the target shape (B=1 H=2 d=128 N=1024, fp32 and fp16).
-needs: build/tools/time_fused (built with the project), the peers venv
+needs: build/tests/perf/time_fused (built with the project), the peers venv
        (PEERS_PY, default /work/peers-venv/bin/python) and ../shared/cpu.
 Peers run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed (that command
 alone), everything under nice.
@@ -16,7 +16,7 @@ import json, os, re, statistics as st, subprocess, sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 PEERS = os.path.abspath(os.path.join(ROOT, '..', 'shared', 'cpu'))
 PY = os.environ.get('PEERS_PY', '/work/peers-venv/bin/python')
-TIME = os.path.join(ROOT, 'build', 'tools', 'time_fused')
+TIME = os.path.join(ROOT, 'build', 'tests', 'perf', 'time_fused')
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 3
 jsonl = sys.argv[sys.argv.index('--json') + 1] if '--json' in sys.argv else None
 
@@ -79,7 +79,7 @@ def peer_time(argv):
 
 def clattn_time(args, env=None, kernel='auto', reps='5', batches='3'):
     """Median per-call wall seconds over the batches, CPU seconds per call,
-    and the kernel the library ran (tools/perf/time_fused.c)."""
+    and the kernel the library ran (tests/perf/time_fused.c)."""
     a = args.split()
     out = json.loads(run([TIME, a[0], a[1], a[2], kernel, reps, batches], env=env))
     return med(out['times']), out['cpu_per_call'], out['kernel']

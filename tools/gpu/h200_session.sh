@@ -5,7 +5,7 @@
 #   regs     registers and spills of the GPU kernels (NVIDIA's -cl-nv-verbose)
 #   tiled    the register-tiled kernel's candidates (clattn tune --no-save),
 #            PyTorch's fp32/fp16 memory-efficient SDPA beside it
-#   decode   the decode shapes of issue 10: clattn (tools/perf/time_fused)
+#   decode   the decode shapes of issue 10: clattn (tests/perf/time_fused)
 #            and PyTorch's flash / cuDNN / memory-efficient in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -15,7 +15,7 @@ out=${OUT:-gpu-out}
 mkdir -p "$out/logs"
 source .gpu/env.sh
 c=build/tools/clattn
-T=build/tools/time_fused
+T=build/tests/perf/time_fused
 S=$out/session.txt
 say() { echo "## $*" | tee -a "$S"; }
 torch_cases() { PYTHONUNBUFFERED=1 python3 .gpu/torch_cases.py "$@" 2>&1 | tee -a "$S"; }
