@@ -112,7 +112,7 @@ static int default_plan(const struct device_facts *dev, const clattn_shape *s, s
 {
     const struct fused_kernel *k = plan->kernel;
     if (k->default_tiles) {
-        struct fused_tiles t;
+        struct fused_tiles t = { 0, 0, 0 }; /* a kernel without TM leaves it 0 */
         k->default_tiles(dev, s, rows, &t);
         if (try_tiles(dev, s, opts, t, plan) == CLATTN_OK)
             return CLATTN_OK;
@@ -182,6 +182,25 @@ static size_t auto_splits(const struct device_facts *dev, size_t groups, size_t 
 
 #define SPLITS_MAX 256
 
+/* The split for a kernel that says how many of its groups a compute unit
+ * holds (`slots` on the device): the one whose waves of groups finish
+ * first, each group paying about `fixed` key blocks of its own (filling
+ * its pipeline, writing its rows) beside its share of the keys. One wave
+ * that leaves a few slots idle beats a second, mostly empty one. */
+static size_t fitted_splits(size_t slots, size_t groups, size_t blocks, size_t fixed)
+{
+    size_t best = 1, best_cost = (size_t)-1;
+    for (size_t s = 1; s <= SPLITS_MAX && s <= blocks; s++) {
+        const size_t waves = (groups * s + slots - 1) / slots;
+        const size_t cost = waves * ((blocks + s - 1) / s + fixed);
+        if (cost < best_cost) {
+            best = s;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
 /* Split-KV: when the row tiles alone cannot fill the device, each
  * sequence's keys go to several groups, each chunk at least two key blocks. */
 static void plan_splits(const struct device_facts *dev, const struct attention_call *c,
@@ -192,7 +211,11 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     const size_t blocks = (s->kv_len + bn - 1) / bn;
     const size_t groups = plan->n_rtiles * s->batch * s->kv_heads;
     size_t splits = c->opts->split_kv;
-    if (splits == 0) {
+    if (splits == 0 && plan->kernel->groups_per_cu && !dev->is_cpu) {
+        const size_t cus = dev->compute_units ? dev->compute_units : 1;
+        const size_t slots = cus * plan->kernel->groups_per_cu(dev, s, plan);
+        splits = fitted_splits(slots, groups, blocks, plan->stages + 2);
+    } else if (splits == 0) {
         splits = auto_splits(dev, groups, plan->local, s->kv_len);
         if (splits > blocks / 2)
             splits = blocks / 2;

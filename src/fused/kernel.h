@@ -22,6 +22,7 @@ struct fused_plan {
     size_t threads_per_row; /* portable, tiled (its Q K^T layout): work-items per row */
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
+    size_t stages;          /* nv-decode: K/V blocks in its local ring */
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
     size_t tmo;             /* tiled: O rows per work-item (TMS is tiles.tm) */
     int kv_shared;          /* tiled: K and V take turns in one local tile */
@@ -60,6 +61,10 @@ struct fused_kernel {
      * plan; CLATTN_EINVAL or CLATTN_EUNSUPPORTED naming why not. */
     int (*configure)(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan);
+    /* Work-groups of a configured plan that one compute unit holds at
+     * once (may be NULL: unknown). The split of the keys is sized to it. */
+    size_t (*groups_per_cu)(const struct device_facts *dev, const clattn_shape *s,
+                            const struct fused_plan *plan);
     /* The kernel's own build options for a configured plan (the tiles);
      * fused_variant_options adds what every kernel takes. */
     void (*options)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "fused/kernel.h"
+#include "fused/nv_mma.h"
 
 /* cp.async copies 16-byte chunks of Q, K and V rows, and O is written in
  * half2 words: every row must start on such a boundary. */
@@ -15,7 +16,7 @@ static int aligned(const struct tensor_layout *l, uint64_t elems)
            l->token % elems == 0;
 }
 
-static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
+const char *nv_mma_cannot_run(const struct device_facts *dev, const struct attention_call *c)
 {
     const clattn_shape *s = c->shape;
     if (dev->nv_cc < 80)
@@ -98,7 +99,7 @@ const struct fused_kernel fused_nv_mma = {
     .id = CLATTN_FUSED_NV_MMA,
     .file = "fused_nv_mma.cl",
     .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
-    .cannot_run = cannot_run,
+    .cannot_run = nv_mma_cannot_run,
     .probe_shape = &probe_shape,
     .candidates = candidates,
     .n_candidates = sizeof candidates / sizeof candidates[0],

@@ -5,9 +5,11 @@
 
 #include "fused/kernel.h"
 
-extern const struct fused_kernel fused_nv_mma, fused_cpu, fused_tiled, fused_portable;
+extern const struct fused_kernel fused_nv_decode, fused_nv_mma, fused_cpu, fused_tiled,
+    fused_portable;
 
 const struct fused_kernel *const fused_kernels[] = {
+    &fused_nv_decode, /* AUTO passes it over for prefill shapes */
     &fused_nv_mma,
     &fused_cpu,
     &fused_tiled,

@@ -7,6 +7,8 @@
 #            PyTorch's fp32/fp16 memory-efficient SDPA beside it
 #   decode   the decode shapes of issue 10: clattn (tests/perf/time_fused)
 #            and PyTorch's flash / cuDNN / memory-efficient in the same call
+#   dsweep   the decode kernel's tiles, ring depths and splits on the
+#            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
 # to $OUT/session.txt (and logs.tgz); the summary lines start with '##'.
@@ -48,7 +50,7 @@ for stage in "$@"; do
         say "stage verify"
         timeout 240 $c verify >"$out/logs/verify_auto.txt" 2>&1; rc=$?
         say "verify AUTO exit $rc: $(tail -1 "$out/logs/verify_auto.txt") / $(tail -2 "$out/logs/verify_auto.txt" | head -1)"
-        for k in tiled portable nv-mma; do
+        for k in ${VERIFY_KERNELS:-nv-decode nv-mma tiled portable}; do
             timeout 240 $c verify --path fused --kernel $k >"$out/logs/verify_$k.txt" 2>&1; rc=$?
             say "verify --kernel $k exit $rc: $(tail -1 "$out/logs/verify_$k.txt") / $(grep -c 'ERROR' "$out/logs/verify_$k.txt") errors / $(tail -2 "$out/logs/verify_$k.txt" | head -1)"
         done ;;
@@ -59,6 +61,9 @@ for stage in "$@"; do
         CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,32,4096,4096,128 fp16 none auto 1 1 >/dev/null 2>&1
         CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,32,4096,4096,64 fp16 top-left auto 1 1 >/dev/null 2>&1
         CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,8,1,16384,128 fp16 none auto 1 1 >/dev/null 2>&1
+        CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,8,1,16384,128 fp16 none nv-mma 1 1 >/dev/null 2>&1
+        CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,8,4,16384,128 fp16 none nv-decode 1 1 >/dev/null 2>&1
+        CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,16,1,1,16384,256 fp16 none nv-decode 1 1 >/dev/null 2>&1
         CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,32,4096,4096,128 fp32 none tiled 1 1 >/dev/null 2>&1
         CLATTN_BUILD_OPTIONS=-cl-nv-verbose $T 8,32,32,4096,4096,64 fp32 none tiled 1 1 >/dev/null 2>&1
         for f in "$CLATTN_BUILD_LOG_DIR"/*; do
@@ -92,6 +97,19 @@ for stage in "$@"; do
         for sp in 0 8 32; do tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3 0 $sp; done
         torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
                     1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 ;;
+    dsweep)
+        say "stage dsweep"
+        for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
+                     64,32,8,1,4096,128; do
+            tf $shape fp16 none nv-mma 10 3
+            tf $shape fp16 none auto 10 3
+            for v in 16x16:8 16x32:2 16x32:6 16x64:2 16x64:3; do
+                CLATTN_NV_DECODE_STAGES=${v#*:} tf $shape fp16 none nv-decode 10 3 ${v%:*} 0
+            done
+            for sp in 4 8 16 32 64; do tf $shape fp16 none nv-decode 10 3 0 $sp; done
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
+                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 ;;
     prefill)
         # This commit's fused path beside an older build's (build-before/,
         # carried when present), interleaved, then PyTorch.

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* The tensor-core decode kernel (cl/fused_nv_decode.cl): NVIDIA sm_80+,
+ * fp16, a few packed rows per KV head against many keys. One warp per
+ * work-group, BM = 16 x MT packed rows, K and V through a ring of STAGES
+ * local buffers. AUTO takes it when the packed rows of a KV head fit one
+ * group; wider (prefill) shapes read K and V fewer times with nv-mma. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "fused/kernel.h"
+#include "fused/nv_mma.h"
+
+/* Ring bytes to aim for: 3 stages of 32 keys at d = 128, four groups per
+ * Hopper SM. The H200's sweep (docs/PERFORMANCE.md) found 2 to 8 stages and
+ * 16 to 64 keys within a few percent of each other; this one was fastest on
+ * four of the five decode shapes. */
+#define RING_BYTES (48 * 1024)
+#define STAGES_MAX 8
+
+static size_t block_bytes(size_t bn, size_t d)
+{
+    return 2 * bn * d * 2; /* K and V, fp16 */
+}
+
+static size_t local_bytes(size_t bm, size_t bn, size_t d, size_t stages)
+{
+    return bm * d * 2 + stages * block_bytes(bn, d);
+}
+
+/* CLATTN_NV_DECODE_STAGES=<2..8> sets the ring depth, for measuring it. */
+static size_t ring_stages(size_t bn, size_t d)
+{
+    const char *env = getenv("CLATTN_NV_DECODE_STAGES");
+    if (env && atoi(env) >= 2 && atoi(env) <= STAGES_MAX)
+        return (size_t)atoi(env);
+    size_t stages = RING_BYTES / block_bytes(bn, d);
+    return stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
+}
+
+static size_t max_rows(size_t d)
+{
+    return d <= 128 ? 32 : 16; /* two 16-row tiles' accumulators fit up to d = 128 */
+}
+
+static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
+{
+    (void)dev;
+    const clattn_shape *s = c->shape;
+    if (s->heads / s->kv_heads * s->q_len > max_rows(s->head_dim))
+        return "its rows would take several groups per KV head: nv-mma's tiles read K and V "
+               "fewer times";
+    return NULL;
+}
+
+static const struct fused_tiles candidates[] = {
+    { 16, 32, 0 }, { 16, 16, 0 }, { 16, 64, 0 }, { 16, 128, 0 }, { 32, 32, 0 }, { 32, 64, 0 },
+};
+
+static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
+                          struct fused_tiles *out)
+{
+    (void)dev;
+    out->bm = rows <= 16 || s->head_dim > 128 ? 16 : 32;
+    out->bn = 32;
+    out->tm = 0;
+}
+
+static int configure(const struct device_facts *dev, const clattn_shape *s,
+                     struct fused_plan *plan)
+{
+    const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
+        return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
+                           "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
+    const size_t stages = ring_stages(bn, d);
+    if (local_bytes(bm, bn, d, stages) > dev->static_local_mem)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu with %zu stages needs %zu B "
+                           "of local memory for d=%zu; the device takes %llu B", bm, bn, stages,
+                           local_bytes(bm, bn, d, stages), d,
+                           (unsigned long long)dev->static_local_mem);
+    plan->m_tiles = bm / 16;
+    plan->warps = 1;
+    plan->local = 32;
+    plan->stages = stages;
+    plan->padded_dim = d;
+    return CLATTN_OK;
+}
+
+/* Groups resident per SM: local memory bounds them (each reserves 1 KiB
+ * more), and an SM holds at most 32. */
+static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *s,
+                            const struct fused_plan *plan)
+{
+    const size_t bytes = local_bytes(plan->tiles.bm, plan->tiles.bn, s->head_dim, plan->stages);
+    const size_t n = (size_t)(dev->static_local_mem + 1024) / (bytes + 1024);
+    return n < 1 ? 1 : n > 32 ? 32 : n;
+}
+
+static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu", s->head_dim, plan->tiles.bn,
+             plan->m_tiles, plan->stages);
+}
+
+static const clattn_shape probe_shape = { 1, 4, 1, 1, 64, 64, CLATTN_F16 };
+
+const struct fused_kernel fused_nv_decode = {
+    .name = "nv-decode",
+    .id = CLATTN_FUSED_NV_DECODE,
+    .file = "fused_nv_decode.cl",
+    .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
+               "K/V through a cp.async ring; fp16, d = 64/128/256",
+    .cannot_run = nv_mma_cannot_run,
+    .not_preferred = not_preferred,
+    .probe_shape = &probe_shape,
+    .candidates = candidates,
+    .n_candidates = sizeof candidates / sizeof candidates[0],
+    .default_tiles = default_tiles,
+    .configure = configure,
+    .groups_per_cu = groups_per_cu,
+    .options = options,
+};
