@@ -36,6 +36,10 @@
  *   -DKV_CHUNK=<n>   (default 4) float4 loads per item in flight in a K or V
  *                    block load: one group per SM (the 8 x 8 tiles) waits for
  *                    each round
+ *   -DPREFETCH_K=<n> (OUTER only; default 0) n float4s per item of the next
+ *                    block's K are loaded into registers before P V, when the
+ *                    S tile is dead, and stored at the top of the next block
+ *                    (the rest loaded there): their latency hides behind P V
  *   -DDTYPE_F16 (optional: half storage, float arithmetic)
  */
 #include "dtype.clh"
@@ -170,6 +174,10 @@ static inline void store_t4(__local float *tile, uint ts, uint row, uint c4, flo
     tile[(4 * c4 + 3) * ts + row] = r.w;
 }
 
+#ifndef PREFETCH_K
+#define PREFETCH_K 0
+#endif
+
 /* keys_load for K^T. */
 #define KT_PER_ITEM ((BN * D4E + NT - 1) / NT)
 #define KT_ROUND (KT_PER_ITEM < KV_CHUNK ? KT_PER_ITEM : KV_CHUNK)
@@ -194,6 +202,52 @@ static inline void keys_load_t(__local float *tile, __global const store_t *head
         }
     }
 }
+
+#if PREFETCH_K
+/* keys_load_t in two halves: every load of the block into registers,
+ * then (after the barrier that frees the tile) every store. */
+#define KT_PRE (PREFETCH_K < KT_PER_ITEM ? PREFETCH_K : KT_PER_ITEM)
+static inline void keys_fetch_t(float4 *r, __global const store_t *head, ulong st, uint j0,
+                                uint end, uint lid)
+{
+#pragma unroll
+    for (int t = 0; t < KT_PRE; t++) {
+        const uint idx = lid + t * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
+        r[t] = KT_IN(idx) && c4 < D4 && j0 + row < end
+            ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
+    }
+}
+
+static inline void keys_store_t(__local float *tile, const float4 *r,
+                                __global const store_t *head, ulong st, uint j0, uint end,
+                                uint lid)
+{
+    /* The rest of the block, loaded now (as keys_load_t does). */
+    for (int t0 = KT_PRE; t0 < KT_PER_ITEM; t0 += KT_ROUND) {
+        float4 q[KT_ROUND];
+#pragma unroll
+        for (int t = 0; t < KT_ROUND; t++) {
+            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
+            q[t] = t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4 && j0 + row < end
+                ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
+        }
+#pragma unroll
+        for (int t = 0; t < KT_ROUND; t++) {
+            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
+            if (t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4)
+                store_t4(tile, KS, row, c4, q[t]);
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < KT_PRE; t++) {
+        const uint idx = lid + t * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
+        if (KT_IN(idx) && c4 < D4)
+            store_t4(tile, KS, row, c4, r[t]);
+    }
+}
+#endif
+#elif defined(PREFETCH_K) && PREFETCH_K
+#error "tiled: PREFETCH_K takes OUTER"
 #endif
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
@@ -278,10 +332,16 @@ void attention_fused(FUSED_PARAMS(store_t))
      * sequence): blocks below that need no mask. */
     const uint tile_first = at.r0 + BM <= at.n_rows
         ? min(fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off), at.kv_end) : 0u;
+#if OUTER && PREFETCH_K
+    float4 k_next[KT_PRE];
+    keys_fetch_t(k_next, k_head, k_st, at.kv_begin, at.kv_end, lid);
+#endif
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
-#if OUTER
+#if OUTER && PREFETCH_K
+        keys_store_t(k_t, k_next, k_head, k_st, j0, at.kv_end, lid);
+#elif OUTER
         keys_load_t(k_t, k_head, k_st, j0, at.kv_end, lid);
 #else
         keys_load(k_tile, k_head, k_st, j0, at.kv_end, lid);
@@ -398,6 +458,9 @@ void attention_fused(FUSED_PARAMS(store_t))
                 acc[i][k4] *= alpha;
         }
 #if OUTER
+#if PREFETCH_K
+        keys_fetch_t(k_next, k_head, k_st, j0 + BN, at.kv_end, lid);
+#endif
         /* One key per step: TMO / 4 float4s of P^T, OCO of V. */
         for (int j = 0; j < BN; j++) {
             float4 p[TMO / 4], vv[OCO];

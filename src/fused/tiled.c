@@ -148,15 +148,21 @@ static int outer_forced(void)
     return env_flag("CLATTN_TILED_OUTER");
 }
 
-/* $CLATTN_TILED_KV_CHUNK=<1..16>: float4 loads per item in flight in a K
- * or V block load (for measuring; else KV_CHUNK_DEFAULT). */
-#define KV_CHUNK_DEFAULT 4
-static size_t kv_chunk(void)
+/* $name as a count from lo to 16, else `dflt`. */
+static size_t env_count(const char *name, long lo, size_t dflt)
 {
-    const char *env = getenv("CLATTN_TILED_KV_CHUNK");
-    const long n = env ? strtol(env, NULL, 10) : 0;
-    return n >= 1 && n <= 16 ? (size_t)n : KV_CHUNK_DEFAULT;
+    const char *env = getenv(name);
+    const long n = env ? strtol(env, NULL, 10) : -1;
+    return n >= lo && n <= 16 ? (size_t)n : dflt;
 }
+
+/* For measuring only: $CLATTN_TILED_KV_CHUNK=<1..16> float4 loads per item
+ * in flight in a K or V block load (-DKV_CHUNK, else 4), and
+ * $CLATTN_TILED_PREFETCH_K=<0..16> float4s per item of the next K block
+ * loaded into registers during P V (-DPREFETCH_K, outer products only;
+ * else 0: the clang/ptxas screen shows it spilling). */
+#define KV_CHUNK_DEFAULT 4
+#define PREFETCH_K_DEFAULT 0
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan)
@@ -206,7 +212,8 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     plan->tmo = l.tmo;
     plan->kv_shared = shared;
     plan->outer = outer;
-    plan->kv_chunk = kv_chunk();
+    plan->kv_chunk = env_count("CLATTN_TILED_KV_CHUNK", 1, KV_CHUNK_DEFAULT);
+    plan->prefetch_k = outer ? env_count("CLATTN_TILED_PREFETCH_K", 0, PREFETCH_K_DEFAULT) : 0;
     plan->padded_dim = l.dp;
     plan->local = l.nt;
     return CLATTN_OK;
@@ -215,9 +222,10 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
-             "-DKV_SHARED=%d -DOUTER=%d -DKV_CHUNK=%zu%s", s->head_dim, plan->padded_dim,
-             plan->tiles.bm, plan->tiles.bn, plan->tiles.tm, plan->threads_per_row, plan->tmo,
-             plan->kv_shared, plan->outer, plan->kv_chunk,
+             "-DKV_SHARED=%d -DOUTER=%d -DKV_CHUNK=%zu -DPREFETCH_K=%zu%s", s->head_dim,
+             plan->padded_dim, plan->tiles.bm, plan->tiles.bn, plan->tiles.tm,
+             plan->threads_per_row, plan->tmo, plan->kv_shared, plan->outer, plan->kv_chunk,
+             plan->prefetch_k,
              s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
