@@ -26,20 +26,6 @@
  *   -DBM -DBN -DTMS -DTXS -DTMO   (work-group size NT = BM / TMS x TXS)
  *   -DKV_SHARED=0|1  K and V take turns in one local tile (less local
  *                    memory, V's loads after Q K^T)
- *   -DOUTER=0|1      (default 0) the GEMMs as outer products, one depth (Q K^T)
- *                    or one key (P V) per step: Q, K and P are kept transposed
- *                    in local memory, so a step reads TMS / 4 + TNS / 4 float4s
- *                    (TMO / 4 + OCO for P V) and only they are live beside the
- *                    tiles, where the float4-deep steps hold TMS + 1 float4s
- *                    (TMO + 1). Each item's rows and keys then come in runs of
- *                    4 (TMS, TNS and TMO multiples of 4).
- *   -DKV_CHUNK=<n>   (default 4) float4 loads per item in flight in a K or V
- *                    block load: one group per SM (the 8 x 8 tiles) waits for
- *                    each round
- *   -DPREFETCH_K=<n> (OUTER only; default 0) n float4s per item of the next
- *                    block's K are loaded into registers before P V, when the
- *                    S tile is dead, and stored at the top of the next block
- *                    (the rest loaded there): their latency hides behind P V
  *   -DDTYPE_F16 (optional: half storage, float arithmetic)
  */
 #include "dtype.clh"
@@ -59,35 +45,8 @@
 #define PPAD (TXS < 32 ? TXS : 4)
 #define PS (BN + PPAD)
 
-#ifndef OUTER
-#define OUTER 0
-#endif
-
 #if BM % TMS || BN % TXS || BN % 4 || BM % TMO || NT % TYO || D4 % TXO || PPAD % 4
 #error "tiled: the layouts must divide the tiles (see src/fused/tiled.c)"
-#endif
-#if OUTER && (TMS % 4 || TNS % 4 || TMO % 4)
-#error "tiled: OUTER takes rows and keys in runs of 4 (TMS, TNS, TMO multiples of 4)"
-#endif
-
-/* Which rows and keys a work-item owns: its i-th S row, j-th key and i-th
- * O row. Strided one by one, or (OUTER) in runs of 4 consecutive, so that
- * 4 of them are one float4 of a transposed tile; either way a warp's reads
- * of a tile fall on distinct banks or broadcast. */
-#if OUTER
-#define S_ROW(i) ((i) / 4 * (4 * TYS) + 4 * ys + (i) % 4)
-#define S_KEY(j) ((j) / 4 * (4 * TXS) + 4 * xs + (j) % 4)
-#define O_ROW(i) ((i) / 4 * (4 * TYO) + 4 * yo + (i) % 4)
-/* Transposed Q, K and P rows (one per depth or key), in floats: 4 past a
- * multiple of 8, so that the transposing stores of a warp (16 rows x 2
- * depths) and the float4 reads of a row meet no bank twice. */
-#define QS (BM + 4)
-#define KS (BN + 4)
-#define PTS (BM + 4)
-#else
-#define S_ROW(i) (ys + (i) * TYS)
-#define S_KEY(j) (xs + (j) * TXS)
-#define O_ROW(i) (yo + (i) * TYO)
 #endif
 
 #ifdef DTYPE_F16
@@ -131,25 +90,22 @@ static inline float4 load_row4(__global const store_t *src, uint c4, float mul)
  * Keys at or past `end` are zeros: their scores are masked and their
  * weights 0. */
 #define KV_PER_ITEM ((BN * D4 + NT - 1) / NT)
-#ifndef KV_CHUNK
-#define KV_CHUNK 4
-#endif
-#define KV_ROUND (KV_PER_ITEM < KV_CHUNK ? KV_PER_ITEM : KV_CHUNK)
+#define KV_CHUNK (KV_PER_ITEM < 4 ? KV_PER_ITEM : 4)
 #define KV_IN(idx) (BN * D4 % NT == 0 || (idx) < BN * D4)
 
 static inline void keys_load(__local float4 *tile, __global const store_t *head, ulong st,
                              uint j0, uint end, uint lid)
 {
-    for (int t0 = 0; t0 < KV_PER_ITEM; t0 += KV_ROUND) {
-        float4 r[KV_ROUND];
+    for (int t0 = 0; t0 < KV_PER_ITEM; t0 += KV_CHUNK) {
+        float4 r[KV_CHUNK];
 #pragma unroll
-        for (int t = 0; t < KV_ROUND; t++) {
+        for (int t = 0; t < KV_CHUNK; t++) {
             const uint idx = lid + (t0 + t) * NT, row = idx / D4, c4 = idx % D4;
             r[t] = t0 + t < KV_PER_ITEM && KV_IN(idx) && j0 + row < end
                 ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
         }
 #pragma unroll
-        for (int t = 0; t < KV_ROUND; t++) {
+        for (int t = 0; t < KV_CHUNK; t++) {
             const uint idx = lid + (t0 + t) * NT, row = idx / D4, c4 = idx % D4;
             if (t0 + t < KV_PER_ITEM && KV_IN(idx))
                 tile[row * RS + c4] = r[t];
@@ -157,117 +113,9 @@ static inline void keys_load(__local float4 *tile, __global const store_t *head,
     }
 }
 
-#if OUTER
-/* The transposed tiles: depth x of row r at tile[x TS + r]. An item's
- * loads take its float4s in pairs (32 bytes of a row), a warp's 16 rows x
- * 2 float4s, whose transposing stores are then 16 consecutive floats of 2
- * depths 4 TS (16 banks) apart. */
-#define D4E (D4 + D4 % 2) /* float4 columns, rounded up to pairs */
-#define T_SPOT(R, idx) ((idx) / 2 % (R))                  /* its row */
-#define T_C4(R, idx) ((idx) / (2 * (R)) * 2 + (idx) % 2) /* its float4 column */
-
-static inline void store_t4(__local float *tile, uint ts, uint row, uint c4, float4 r)
-{
-    tile[(4 * c4 + 0) * ts + row] = r.x;
-    tile[(4 * c4 + 1) * ts + row] = r.y;
-    tile[(4 * c4 + 2) * ts + row] = r.z;
-    tile[(4 * c4 + 3) * ts + row] = r.w;
-}
-
-#ifndef PREFETCH_K
-#define PREFETCH_K 0
-#endif
-
-/* keys_load for K^T. */
-#define KT_PER_ITEM ((BN * D4E + NT - 1) / NT)
-#define KT_ROUND (KT_PER_ITEM < KV_CHUNK ? KT_PER_ITEM : KV_CHUNK)
-#define KT_IN(idx) (BN * D4E % NT == 0 || (idx) < BN * D4E)
-
-static inline void keys_load_t(__local float *tile, __global const store_t *head, ulong st,
-                               uint j0, uint end, uint lid)
-{
-    for (int t0 = 0; t0 < KT_PER_ITEM; t0 += KT_ROUND) {
-        float4 r[KT_ROUND];
-#pragma unroll
-        for (int t = 0; t < KT_ROUND; t++) {
-            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-            r[t] = t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4 && j0 + row < end
-                ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
-        }
-#pragma unroll
-        for (int t = 0; t < KT_ROUND; t++) {
-            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-            if (t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4)
-                store_t4(tile, KS, row, c4, r[t]);
-        }
-    }
-}
-
-#if PREFETCH_K
-/* keys_load_t in two halves: every load of the block into registers,
- * then (after the barrier that frees the tile) every store. */
-#define KT_PRE (PREFETCH_K < KT_PER_ITEM ? PREFETCH_K : KT_PER_ITEM)
-static inline void keys_fetch_t(float4 *r, __global const store_t *head, ulong st, uint j0,
-                                uint end, uint lid)
-{
-#pragma unroll
-    for (int t = 0; t < KT_PRE; t++) {
-        const uint idx = lid + t * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-        r[t] = KT_IN(idx) && c4 < D4 && j0 + row < end
-            ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
-    }
-}
-
-static inline void keys_store_t(__local float *tile, const float4 *r,
-                                __global const store_t *head, ulong st, uint j0, uint end,
-                                uint lid)
-{
-    /* The rest of the block, loaded now (as keys_load_t does). */
-    for (int t0 = KT_PRE; t0 < KT_PER_ITEM; t0 += KT_ROUND) {
-        float4 q[KT_ROUND];
-#pragma unroll
-        for (int t = 0; t < KT_ROUND; t++) {
-            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-            q[t] = t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4 && j0 + row < end
-                ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
-        }
-#pragma unroll
-        for (int t = 0; t < KT_ROUND; t++) {
-            const uint idx = lid + (t0 + t) * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-            if (t0 + t < KT_PER_ITEM && KT_IN(idx) && c4 < D4)
-                store_t4(tile, KS, row, c4, q[t]);
-        }
-    }
-#pragma unroll
-    for (int t = 0; t < KT_PRE; t++) {
-        const uint idx = lid + t * NT, row = T_SPOT(BN, idx), c4 = T_C4(BN, idx);
-        if (KT_IN(idx) && c4 < D4)
-            store_t4(tile, KS, row, c4, r[t]);
-    }
-}
-#endif
-#elif defined(PREFETCH_K) && PREFETCH_K
-#error "tiled: PREFETCH_K takes OUTER"
-#endif
-
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
 void attention_fused(FUSED_PARAMS(store_t))
 {
-#if OUTER
-    /* Q^T and K^T (DP x BM, DP x BN floats), V as rows, P^T (BN x BM). */
-#define KT_FLOAT4S ((DP * KS + 3) / 4)
-#define V_FLOAT4S (BN * RS)
-    __local float q_t[DP * QS] __attribute__((aligned(16)));
-#if KV_SHARED
-    __local float4 kv_tile[KT_FLOAT4S > V_FLOAT4S ? KT_FLOAT4S : V_FLOAT4S];
-    __local float *const k_t = (__local float *)kv_tile;
-#define v_tile kv_tile
-#else
-    __local float k_t[DP * KS] __attribute__((aligned(16)));
-    __local float4 v_tile[BN * RS];
-#endif
-    __local float p_t[BN * PTS] __attribute__((aligned(16)));
-#else
     __local float4 q_tile[BM * RS];
     __local float4 k_tile[BN * RS];
 #if KV_SHARED
@@ -276,7 +124,6 @@ void attention_fused(FUSED_PARAMS(store_t))
     __local float4 v_tile[BN * RS];
 #endif
     __local float p_tile[BM * PS] __attribute__((aligned(16))); /* vload4 reads */
-#endif
     __local float red[BM * TXS];   /* per-row partial maxima, then sums */
     __local float alpha_of[BM];    /* each row's rescale of the block */
     __local float m_of[BM];        /* each row's final maximum */
@@ -290,17 +137,6 @@ void attention_fused(FUSED_PARAMS(store_t))
     __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
 
     /* Q, scaled into the log2 domain once. */
-#if OUTER
-    for (uint idx = lid; idx < BM * D4E; idx += NT) {
-        const uint row = T_SPOT(BM, idx), c4 = T_C4(BM, idx);
-        if (c4 < D4)
-            store_t4(q_t, QS, row, c4,
-                     at.r0 + row < at.n_rows
-                         ? load_row4(q + fused_row_index(&at, at.r0 + row, q_off, q_sb, q_sh,
-                                                         q_st), c4, scale_log2)
-                         : (float4)(0.0f));
-    }
-#else
     for (uint idx = lid; idx < BM * D4; idx += NT) {
         const uint row = idx / D4, c4 = idx % D4;
         q_tile[row * RS + c4] =
@@ -309,13 +145,12 @@ void attention_fused(FUSED_PARAMS(store_t))
                             scale_log2)
                 : (float4)(0.0f);
     }
-#endif
 
     float m[TMS], l[TMS];  /* S rows: running maximum, this item's share of the sum */
     uint row_end[TMS];
 #pragma unroll
     for (int i = 0; i < TMS; i++) {
-        const uint row = at.r0 + S_ROW(i);
+        const uint row = at.r0 + ys + i * TYS;
         row_end[i] = row < at.n_rows ? fused_token_end(row / GROUP, at.kv_len, at.causal_off)
                                      : 0u;
         row_end[i] = min(row_end[i], at.kv_end);
@@ -332,20 +167,10 @@ void attention_fused(FUSED_PARAMS(store_t))
      * sequence): blocks below that need no mask. */
     const uint tile_first = at.r0 + BM <= at.n_rows
         ? min(fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off), at.kv_end) : 0u;
-#if OUTER && PREFETCH_K
-    float4 k_next[KT_PRE];
-    keys_fetch_t(k_next, k_head, k_st, at.kv_begin, at.kv_end, lid);
-#endif
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
-#if OUTER && PREFETCH_K
-        keys_store_t(k_t, k_next, k_head, k_st, j0, at.kv_end, lid);
-#elif OUTER
-        keys_load_t(k_t, k_head, k_st, j0, at.kv_end, lid);
-#else
         keys_load(k_tile, k_head, k_st, j0, at.kv_end, lid);
-#endif
 #if !KV_SHARED
         keys_load(v_tile, v_head, v_st, j0, at.kv_end, lid);
 #endif
@@ -357,23 +182,6 @@ void attention_fused(FUSED_PARAMS(store_t))
 #pragma unroll
             for (int j = 0; j < TNS; j++)
                 s[i][j] = 0.0f;
-#if OUTER
-        /* One depth per step: TMS / 4 float4s of Q^T, TNS / 4 of K^T. */
-        for (int x = 0; x < D; x++) {
-            float4 a[TMS / 4], b[TNS / 4];
-#pragma unroll
-            for (int i4 = 0; i4 < TMS / 4; i4++)
-                a[i4] = vload4(0, q_t + x * QS + i4 * (4 * TYS) + 4 * ys);
-#pragma unroll
-            for (int j4 = 0; j4 < TNS / 4; j4++)
-                b[j4] = vload4(0, k_t + x * KS + j4 * (4 * TXS) + 4 * xs);
-#pragma unroll
-            for (int i = 0; i < TMS; i++)
-#pragma unroll
-                for (int j = 0; j < TNS; j++)
-                    s[i][j] = fma(lane(a[i / 4], i % 4), lane(b[j / 4], j % 4), s[i][j]);
-        }
-#else
         for (int c4 = 0; c4 < D4; c4++) {
             float4 a[TMS];
 #pragma unroll
@@ -391,14 +199,13 @@ void attention_fused(FUSED_PARAMS(store_t))
                 }
             }
         }
-#endif
         /* Masked and out-of-range keys get -inf, where the block needs it. */
         if (j0 + BN > tile_first) {
 #pragma unroll
             for (int i = 0; i < TMS; i++)
 #pragma unroll
                 for (int j = 0; j < TNS; j++)
-                    if (j0 + S_KEY(j) >= row_end[i])
+                    if (j0 + xs + j * TXS >= row_end[i])
                         s[i][j] = -INFINITY;
         }
         /* The row maximum over the TXS items that share the row. */
@@ -408,7 +215,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 #pragma unroll
             for (int j = 1; j < TNS; j++)
                 mx = fmax(mx, s[i][j]);
-            red[S_ROW(i) * TXS + xs] = mx;
+            red[(ys + i * TYS) * TXS + xs] = mx;
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* maxima written; K read by all */
 #if KV_SHARED
@@ -416,7 +223,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 #endif
 #pragma unroll
         for (int i = 0; i < TMS; i++) {
-            const uint row = S_ROW(i);
+            const uint row = ys + i * TYS;
             float mx = m[i];
             for (int t = 0; t < TXS; t++)
                 mx = fmax(mx, red[row * TXS + t]);
@@ -428,60 +235,27 @@ void attention_fused(FUSED_PARAMS(store_t))
             for (int j = 0; j < TNS; j++) {
                 const float p = mx == -INFINITY ? 0.0f : exp2(s[i][j] - mx);
                 sum += p;
-#if OUTER
-                s[i][j] = p; /* to P^T below, 4 rows a float4 */
-#else
-                p_tile[row * PS + S_KEY(j)] = p;
-#endif
+                p_tile[row * PS + xs + j * TXS] = p;
             }
             l[i] = l[i] * alpha + sum;
             m[i] = mx;
             if (xs == 0)
                 alpha_of[row] = alpha;
         }
-#if OUTER
-#pragma unroll
-        for (int i4 = 0; i4 < TMS / 4; i4++)
-#pragma unroll
-            for (int j = 0; j < TNS; j++)
-                vstore4((float4)(s[4 * i4][j], s[4 * i4 + 1][j], s[4 * i4 + 2][j],
-                                 s[4 * i4 + 3][j]),
-                        0, p_t + S_KEY(j) * PTS + S_ROW(4 * i4));
-#endif
         barrier(CLK_LOCAL_MEM_FENCE); /* P, the rescales and V complete */
 
 #pragma unroll
         for (int i = 0; i < TMO; i++) {
-            const float alpha = alpha_of[O_ROW(i)];
+            const float alpha = alpha_of[yo + i * TYO];
 #pragma unroll
             for (int k4 = 0; k4 < OCO; k4++)
                 acc[i][k4] *= alpha;
         }
-#if OUTER
-#if PREFETCH_K
-        keys_fetch_t(k_next, k_head, k_st, j0 + BN, at.kv_end, lid);
-#endif
-        /* One key per step: TMO / 4 float4s of P^T, OCO of V. */
-        for (int j = 0; j < BN; j++) {
-            float4 p[TMO / 4], vv[OCO];
-#pragma unroll
-            for (int i4 = 0; i4 < TMO / 4; i4++)
-                p[i4] = vload4(0, p_t + j * PTS + O_ROW(4 * i4));
-#pragma unroll
-            for (int k4 = 0; k4 < OCO; k4++)
-                vv[k4] = v_tile[j * RS + xo + k4 * TXO];
-#pragma unroll
-            for (int i = 0; i < TMO; i++)
-#pragma unroll
-                for (int k4 = 0; k4 < OCO; k4++)
-                    acc[i][k4] = fma((float4)(lane(p[i / 4], i % 4)), vv[k4], acc[i][k4]);
-        }
-#else
         for (int j4 = 0; j4 < BN / 4; j4++) {
             float4 p[TMO];
 #pragma unroll
             for (int i = 0; i < TMO; i++)
-                p[i] = vload4(0, p_tile + O_ROW(i) * PS + 4 * j4);
+                p[i] = vload4(0, p_tile + (yo + i * TYO) * PS + 4 * j4);
 #pragma unroll
             for (int jj = 0; jj < 4; jj++) {
 #pragma unroll
@@ -493,7 +267,6 @@ void attention_fused(FUSED_PARAMS(store_t))
                 }
             }
         }
-#endif
     }
 
     /* The row sums (each S item holds its columns' share) and maxima, to the
@@ -501,14 +274,14 @@ void attention_fused(FUSED_PARAMS(store_t))
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int i = 0; i < TMS; i++) {
-        red[S_ROW(i) * TXS + xs] = l[i];
+        red[(ys + i * TYS) * TXS + xs] = l[i];
         if (xs == 0)
-            m_of[S_ROW(i)] = m[i];
+            m_of[ys + i * TYS] = m[i];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int i = 0; i < TMO; i++) {
-        const uint r = O_ROW(i), row = at.r0 + r;
+        const uint r = yo + i * TYO, row = at.r0 + r;
         float sum = 0.0f;
         for (int t = 0; t < TXS; t++)
             sum += red[r * TXS + t];

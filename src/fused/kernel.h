@@ -26,9 +26,6 @@ struct fused_plan {
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
     size_t tmo;             /* tiled: O rows per work-item (TMS is tiles.tm) */
     int kv_shared;          /* tiled: K and V take turns in one local tile */
-    int outer;              /* tiled: the GEMMs as outer products (-DOUTER) */
-    size_t kv_chunk;        /* tiled: float4 loads in flight per K/V round */
-    size_t prefetch_k;      /* tiled: float4s of the next K block held during P V */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */

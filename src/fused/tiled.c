@@ -42,7 +42,6 @@ struct layout {
     size_t tms, txs, tns, nt;  /* S: rows, items per row, keys per item, items */
     size_t tmo, txo, oco;      /* O: rows per item, items per row, float4 columns */
     size_t dp;                 /* d padded to a multiple of 4 TXO */
-    int outer;                 /* the outer-product steps fit (runs of 4) */
     size_t regs;               /* floats held per item */
 };
 
@@ -65,27 +64,18 @@ static int derive(size_t bm, size_t bn, size_t tm, size_t d, struct layout *l)
     l->txo = l->nt / (bm / l->tmo);
     l->dp = round_up(d, 4 * l->txo);
     l->oco = l->dp / 4 / l->txo;
-    l->outer = l->tms % 4 == 0 && l->tns % 4 == 0 && l->tmo % 4 == 0;
     /* S tile, O tile, the Q operands, one K float4, the P float4s. */
     l->regs = l->tms * l->tns + 4 * l->tmo * l->oco + 4 * l->tms + 4 + 4 * l->tmo;
     return 0;
 }
 
 /* Q, K and V (or K and V in turn) rows of DP + 4 floats, P rows of BN +
- * PPAD, the partial maxima and sums, the rescales and maxima. Outer
- * products: Q^T and K^T DP rows of BM + 4 and BN + 4 floats, P^T BN rows
- * of BM + 4, V as before. */
-static size_t local_bytes(size_t bm, size_t bn, const struct layout *l, int kv_shared,
-                          int outer)
+ * PPAD, the partial maxima and sums, the rescales and maxima. */
+static size_t local_bytes(size_t bm, size_t bn, const struct layout *l, int kv_shared)
 {
-    const size_t rows = 16 * bn * (l->dp / 4 + 1), red = 4 * bm * l->txs + 8 * bm;
-    if (outer) {
-        const size_t kt = 4 * l->dp * (bn + 4);
-        return 4 * l->dp * (bm + 4) + (kv_shared ? (kt > rows ? kt : rows) : kt + rows) +
-               4 * bn * (bm + 4) + red;
-    }
     const size_t ppad = l->txs < 32 ? l->txs : 4;
-    return 16 * (bm + (kv_shared ? 1 : 2) * bn) * (l->dp / 4 + 1) + 4 * bm * (bn + ppad) + red;
+    return 16 * (bm + (kv_shared ? 1 : 2) * bn) * (l->dp / 4 + 1) + 4 * bm * (bn + ppad) +
+           4 * bm * l->txs + 8 * bm;
 }
 
 static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
@@ -129,40 +119,11 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 
 /* $CLATTN_TILED_KV_SHARED=0|1 forces K and V apart or together (for
  * measuring it); else they share a tile only where two do not fit. */
-static int env_flag(const char *name)
-{
-    const char *env = getenv(name);
-    return env && (!strcmp(env, "0") || !strcmp(env, "1")) ? env[0] - '0' : -1;
-}
-
 static int kv_shared_forced(void)
 {
-    return env_flag("CLATTN_TILED_KV_SHARED");
+    const char *env = getenv("CLATTN_TILED_KV_SHARED");
+    return env && (!strcmp(env, "0") || !strcmp(env, "1")) ? env[0] - '0' : -1;
 }
-
-/* $CLATTN_TILED_OUTER=0 keeps the float4-deep GEMM steps where the outer
- * products would fit (for measuring them against each other; 1 is the
- * default). */
-static int outer_forced(void)
-{
-    return env_flag("CLATTN_TILED_OUTER");
-}
-
-/* $name as a count from lo to 16, else `dflt`. */
-static size_t env_count(const char *name, long lo, size_t dflt)
-{
-    const char *env = getenv(name);
-    const long n = env ? strtol(env, NULL, 10) : -1;
-    return n >= lo && n <= 16 ? (size_t)n : dflt;
-}
-
-/* For measuring only: $CLATTN_TILED_KV_CHUNK=<1..16> float4 loads per item
- * in flight in a K or V block load (-DKV_CHUNK, else 4), and
- * $CLATTN_TILED_PREFETCH_K=<0..16> float4s per item of the next K block
- * loaded into registers during P V (-DPREFETCH_K, outer products only;
- * else 0: the clang/ptxas screen shows it spilling). */
-#define KV_CHUNK_DEFAULT 4
-#define PREFETCH_K_DEFAULT 0
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan)
@@ -195,25 +156,21 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu holds %zu floats per "
                            "work-item at d=%zu (at most %d)", bm, bn, tm, l.regs, s->head_dim,
                            TILE_REGS_MAX);
-    const int outer = l.outer && outer_forced() != 0;
     int shared = kv_shared_forced();
     if (shared < 0)
-        shared = local_bytes(bm, bn, &l, 0, outer) > budget;
+        shared = local_bytes(bm, bn, &l, 0) > budget;
     /* PoCL 3.1 drops the stores into the shared tile (every score reads 0;
      * right with -cl-opt-disable and under oclgrind): K and V apart there. */
     if (dev->is_pocl)
         shared = 0;
-    if (local_bytes(bm, bn, &l, shared, outer) > budget)
+    if (local_bytes(bm, bn, &l, shared) > budget)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu needs %zu B of local "
                            "memory for d=%zu; the device has %llu B", bm, bn, tm,
-                           local_bytes(bm, bn, &l, shared, outer), s->head_dim,
+                           local_bytes(bm, bn, &l, shared), s->head_dim,
                            (unsigned long long)budget);
     plan->threads_per_row = l.txs;
     plan->tmo = l.tmo;
     plan->kv_shared = shared;
-    plan->outer = outer;
-    plan->kv_chunk = env_count("CLATTN_TILED_KV_CHUNK", 1, KV_CHUNK_DEFAULT);
-    plan->prefetch_k = outer ? env_count("CLATTN_TILED_PREFETCH_K", 0, PREFETCH_K_DEFAULT) : 0;
     plan->padded_dim = l.dp;
     plan->local = l.nt;
     return CLATTN_OK;
@@ -222,10 +179,8 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
-             "-DKV_SHARED=%d -DOUTER=%d -DKV_CHUNK=%zu -DPREFETCH_K=%zu%s", s->head_dim,
-             plan->padded_dim, plan->tiles.bm, plan->tiles.bn, plan->tiles.tm,
-             plan->threads_per_row, plan->tmo, plan->kv_shared, plan->outer, plan->kv_chunk,
-             plan->prefetch_k,
+             "-DKV_SHARED=%d%s", s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
+             plan->tiles.tm, plan->threads_per_row, plan->tmo, plan->kv_shared,
              s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
