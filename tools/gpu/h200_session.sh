@@ -35,6 +35,23 @@ print("## clattn %-52s %-28s %9.4f ms  splits %s" % (sys.argv[2][:52], r["kernel
 EOF
 }
 
+# The fused rows of a `clattn bench` table, whichever build's column order
+# (older builds print N first, newer B, Nq, Nk): N, mask, kernel, median ms.
+prefill_rows() {
+    python3 - "$1" "$2" <<'EOF' | tee -a "$S"
+import sys
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not f or not f[0].isdigit() or not any(x.startswith("fused/") for x in f):
+        continue
+    k = next(i for i, x in enumerate(f) if x.startswith("fused/"))
+    new = f[1].isdigit() and f[2].isdigit()
+    n, mask = (f[1], f[3]) if new else (f[0], f[1])
+    ms = f[k + 4] if new else f[k + 3]
+    print("## prefill %s: N=%s mask=%s %s %s median_ms=%s" % (sys.argv[2], n, mask, f[k], f[k + 1], ms))
+EOF
+}
+
 for stage in "$@"; do
     case $stage in
     tests)
@@ -119,8 +136,7 @@ for stage in "$@"; do
                 [ -x $b/tools/clattn ] || continue
                 timeout 200 $b/tools/clattn bench --path fused -N 1024,4096,16384 --causal both \
                     --reps-seconds 0.3 >"$out/logs/prefill_${b}_$round.txt" 2>&1
-                grep -E "^ *[0-9]+ +(no|yes) +fused" "$out/logs/prefill_${b}_$round.txt" |
-                    awk -v b=$b -v r=$round '{print "## prefill " b " round " r ": N=" $1 " causal=" $2 " " $4 " " $5 " median_ms=" $7 " TFLOP/s=" $9}' | tee -a "$S"
+                prefill_rows "$out/logs/prefill_${b}_$round.txt" "$b round $round"
             done
         done
         PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 2>&1 | tee -a "$S" ;;
@@ -138,8 +154,7 @@ for stage in "$@"; do
         for b in build build-before build; do
             timeout 100 $b/tools/clattn bench --path fused -N 1024,4096 --causal both \
                 --reps-seconds 0.2 >"$out/logs/final_prefill_$b.txt" 2>&1
-            grep -E "^ *[0-9]+ +(no|yes) +fused" "$out/logs/final_prefill_$b.txt" |
-                awk -v b=$b '{print "## prefill " b ": N=" $1 " causal=" $2 " " $4 " " $5 " median_ms=" $7 " TFLOP/s=" $9}' | tee -a "$S"
+            prefill_rows "$out/logs/final_prefill_$b.txt" "$b"
         done
         torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
                     1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 \
