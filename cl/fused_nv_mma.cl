@@ -78,14 +78,7 @@ void attention_fused(FUSED_PARAMS(ushort))
     nv_row_ends(&at, row0, row_end);
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int n = 0; n < NT_O; n++)
-            acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = acc[mt][n][3] = 0.0f;
-        m_run[mt][0] = m_run[mt][1] = -INFINITY;
-        l_run[mt][0] = l_run[mt][1] = 0.0f;
-    }
+    nv_start_rows(acc, m_run, l_run);
 
     /* ldmatrix row addresses that do not change between blocks. */
     const uint a_row = warp * 16 * MT + (lane & 7) + 8 * ((lane >> 3) & 1), a_ch = lane >> 4;
@@ -99,12 +92,7 @@ void attention_fused(FUSED_PARAMS(ushort))
         cp_async_commit();
 
         float s[MT][NT_S][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-            for (int n = 0; n < NT_S; n++)
-                s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
-        }
+        nv_zero_scores(s);
 #pragma unroll
         for (int ks = 0; ks < KS_QK; ks++) {
             uint a[MT][4];
