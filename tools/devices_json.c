@@ -169,6 +169,9 @@ void devices_print_measurement_json(struct json *j, const clattn_measurement *m,
     stat(j, "flops_f32", &m->flops_f32);
     stat(j, "flops_f16", &m->flops_f16);
     stat(j, "flops_tensor_f16", &m->flops_tensor_f16);
+    stat(j, "flops_wgmma_f16", &m->flops_wgmma_f16);
+    json_num(j, "wgmma_status", m->wgmma_status, 0);
+    json_str(j, "wgmma_error", m->wgmma_error);
     stat(j, "launch_latency_s", &m->launch_latency_s);
     stat(j, "launch_roundtrip_s", &m->launch_roundtrip_s);
     json_open(j, "sweep", '[');

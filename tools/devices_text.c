@@ -280,6 +280,12 @@ void devices_print_measurement_text(const clattn_measurement *m, const clattn_ce
     if (m->flops_tensor_f16.samples)
         measured_row("fp16 tensor (mma.sync)", &m->flops_tensor_f16, 'f', &before->flops_f16,
                      "m16n8k16, fp32 accumulate: the tensor-core kernels' roof");
+    if (m->flops_wgmma_f16.samples)
+        measured_row("fp16 tensor (wgmma)", &m->flops_wgmma_f16, 'f', NULL,
+                     "m64n128k16 from shared memory, PTX binary: the Hopper roof");
+    else if (m->wgmma_status)
+        printf("  %-20s failed: %s (%s)\n", "fp16 tensor (wgmma)",
+               clattn_error_name(m->wgmma_status), m->wgmma_error);
     measured_row("launch, queued", &m->launch_latency_s, 's', NULL, "per empty kernel");
     measured_row("launch, round trip", &m->launch_roundtrip_s, 's', NULL,
                  "one empty kernel + clFinish");

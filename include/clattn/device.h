@@ -221,6 +221,18 @@ typedef struct clattn_measurement {
                                  * floor, after 4 extra footprints around it;
                                  * 0 when no fall was found */
     double seconds;             /* wall time clattn_measure took */
+    /* API 1.x additions (struct_size tells whether a caller's struct has them). */
+    clattn_stat flops_wgmma_f16; /* FLOP/s of Hopper's wgmma.mma_async m64n128k16
+                                  * (fp16 in, fp32 accumulate, operands from
+                                  * shared memory), an embedded PTX program
+                                  * binary run in an OpenCL context of its own:
+                                  * compute capability 9.0 and a library built
+                                  * with it (meson option ptx); samples 0
+                                  * elsewhere */
+    int wgmma_status;           /* 0, or the CLATTN_E* code of a wgmma try that
+                                 * failed (refused binary, launch fault): the
+                                 * other figures stand */
+    char wgmma_error[256];      /* that failure's detail, "" when none */
 } clattn_measurement;
 
 /* Zeroes *m and sets its struct_size. NULL-safe. */

@@ -102,3 +102,37 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
     return CLATTN_OK;
 }
 
+
+int program_build_ptx(cl_context context, cl_device_id device, const char *label,
+                      const char *name, cl_program *out)
+{
+    const char *text;
+    size_t len;
+    int rc = clattn_embedded_binary(name, &text, &len);
+    if (rc < 0)
+        return rc;
+    /* The driver reads PTX text up to its NUL: hand it over with the NUL. */
+    const size_t size = len + 1;
+    const unsigned char *bin = (const unsigned char *)text;
+    cl_int status = CL_SUCCESS, err;
+    cl_program prog = clCreateProgramWithBinary(context, 1, &device, &size, &bin, &status, &err);
+    if (err != CL_SUCCESS || status != CL_SUCCESS) {
+        if (prog)
+            clReleaseProgram(prog);
+        return clattn_fail(CLATTN_EBUILD, "clCreateProgramWithBinary(%s) on %s -> %s (%d), "
+                           "binary status %s (%d)", name, label, clattn_cl_status_name(err),
+                           (int)err, clattn_cl_status_name(status), (int)status);
+    }
+    err = clBuildProgram(prog, 1, &device, "", NULL, NULL);
+    save_build_log(prog, device, name, "");
+    if (err != CL_SUCCESS) {
+        int code = clattn_code_of_cl(err, 0) == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : CLATTN_EBUILD;
+        rc = clattn_fail(code, "building PTX binary %s on %s -> %s (%d)", name, label,
+                         clattn_cl_status_name(err), (int)err);
+        attach_build_log(prog, device);
+        clReleaseProgram(prog);
+        return rc;
+    }
+    *out = prog;
+    return CLATTN_OK;
+}

@@ -13,4 +13,11 @@
 int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
                   const char *options, cl_program *out);
 
+/* Builds the embedded PTX program binary `name` (clattn_embedded_binary)
+ * for `device` of `context` with clCreateProgramWithBinary. NVIDIA only;
+ * CLATTN_EUNSUPPORTED when the build lacks it, CLATTN_EBUILD (the build log
+ * in the detail) when the driver refuses it. */
+int program_build_ptx(cl_context context, cl_device_id device, const char *label,
+                      const char *name, cl_program *out);
+
 #endif

@@ -145,3 +145,17 @@ int clattn_kernel_source(const char *name, char **out)
     *out = t.data;
     return CLATTN_OK;
 }
+
+int clattn_embedded_binary(const char *name, const char **data, size_t *len)
+{
+    for (size_t i = 0; i < clattn_embedded_kernel_count; i++) {
+        const struct clattn_embedded_kernel *k = &clattn_embedded_kernels[i];
+        if (!strcmp(k->name, name)) {
+            *data = k->source;
+            *len = k->length;
+            return CLATTN_OK;
+        }
+    }
+    return clattn_fail(CLATTN_EUNSUPPORTED, "%s is not in this build (it needs clang + libclc "
+                       "at build time: meson option ptx)", name);
+}

@@ -19,4 +19,12 @@ extern const size_t clattn_embedded_kernel_count;
  * inlined, in a new NUL-terminated malloc'd buffer. */
 int clattn_kernel_source(const char *name, char **out);
 
+/* The embedded PTX program binary `name` (e.g. "measure_wgmma.ptx", made by
+ * cl/ptxgen.py at build time): *data points at NUL-terminated text of *len
+ * bytes (the NUL not counted), owned by the library. CLATTN_EUNSUPPORTED
+ * when this build has none (no clang + libclc, or -Dptx=disabled).
+ * $CLATTN_KERNEL_DIR does not apply: the PTX is a build output, not a file
+ * of cl/. */
+int clattn_embedded_binary(const char *name, const char **data, size_t *len);
+
 #endif

@@ -30,6 +30,8 @@ void measurement_format(FILE *f, const clattn_measurement *m)
     write_stat(f, "flops_f32", &m->flops_f32);
     write_stat(f, "flops_f16", &m->flops_f16);
     write_stat(f, "flops_tensor_f16", &m->flops_tensor_f16);
+    write_stat(f, "flops_wgmma_f16", &m->flops_wgmma_f16);
+    fprintf(f, "wgmma_status=%d\n", m->wgmma_status);
     write_stat(f, "launch_latency_s", &m->launch_latency_s);
     write_stat(f, "launch_roundtrip_s", &m->launch_roundtrip_s);
     fprintf(f, "sweep_plateau=%.17g\nsweep_floor=%.17g\ncache_bytes=%llu\n", m->sweep_plateau,
@@ -123,6 +125,17 @@ static int parse_line(char *key, const char *v, clattn_measurement *m, int *form
         return parse_stat(v, &m->flops_f16);
     if (!strcmp(key, "flops_tensor_f16"))
         return parse_stat(v, &m->flops_tensor_f16);
+    if (!strcmp(key, "flops_wgmma_f16"))
+        return parse_stat(v, &m->flops_wgmma_f16);
+    if (!strcmp(key, "wgmma_status")) {
+        /* A CLATTN_E* code: 0 or a small negative number. */
+        long s;
+        char tail;
+        if (sscanf(v, "%ld %c", &s, &tail) != 1 || s > 0 || s < -1000)
+            return -1;
+        m->wgmma_status = (int)s;
+        return 0;
+    }
     if (!strcmp(key, "launch_latency_s"))
         return parse_stat(v, &m->launch_latency_s);
     if (!strcmp(key, "launch_roundtrip_s"))
@@ -194,6 +207,7 @@ static int check_values(const clattn_measurement *m, const char *path)
         { "flops_f32", &m->flops_f32, 1e6, 1e17 },
         { "flops_f16", &m->flops_f16, 1e6, 1e17 },
         { "flops_tensor_f16", &m->flops_tensor_f16, 1e6, 1e17 },
+        { "flops_wgmma_f16", &m->flops_wgmma_f16, 1e6, 1e17 },
         { "launch_latency_s", &m->launch_latency_s, 0, 1 },
         { "launch_roundtrip_s", &m->launch_roundtrip_s, 0, 10 },
     };

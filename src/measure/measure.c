@@ -237,6 +237,8 @@ static int run_steps(struct bench *b, clattn_measurement *m)
     bench_progress(b, "tensor-core rate");
     if ((rc = measure_tensor(b, &m->flops_tensor_f16)))
         return rc;
+    bench_progress(b, "warpgroup MMA rate");
+    measure_wgmma(b, m);
     b->steps_done++;
     bench_progress(b, "done");
     return 0;

@@ -84,6 +84,13 @@ uint32_t measure_sweep_steps(const struct bench *b);
  * (m->cache_bytes, sweep_plateau, sweep_floor). */
 int measure_sweep(struct bench *b, clattn_measurement *m);
 
+/* wgmma.c */
+
+/* The wgmma rate into m->flops_wgmma_f16 on compute capability 9.0 when the
+ * PTX binary is in the build; a failure goes to m->wgmma_status and
+ * m->wgmma_error, never to the caller. */
+void measure_wgmma(struct bench *b, clattn_measurement *m);
+
 /* file.c */
 
 /* Copies the identity a saved measurement is keyed by into m's strings. */

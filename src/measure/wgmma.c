@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* The Hopper warpgroup MMA rate (cl/measure_wgmma.cl, an embedded PTX
+ * program binary made at build time by cl/ptxgen.py). The binary is built
+ * and run in an OpenCL context of its own: a driver that refuses it or a
+ * launch that faults is written into the measurement (wgmma_status,
+ * wgmma_error) and never fails the call, nor marks the caller's context
+ * lost. On NVIDIA a fault may still spoil later work in the same process
+ * (../shared/gpu/README.md: every later build fails), which is why this
+ * runs last. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/build.h"
+#include "device/kernel_source.h"
+#include "measure/measure.h"
+
+#define WGMMA_BINARY "measure_wgmma.ptx"
+#define WGMMA_GROUP 256          /* two warpgroups (the kernel's reqd size) */
+#define WGMMA_GROUPS_PER_CU 2    /* ~90 registers x 256: two groups fit an SM */
+#define WGMMA_PER_ROUND 8        /* as in cl/measure_wgmma.cl */
+#define WGMMA_FLOP (2.0 * 64 * 128 * 16)
+
+/* A context of its own on the caller's device, with a profiling queue. */
+static int open_own_context(const clattn_ctx *parent, clattn_ctx **out)
+{
+    clattn_ctx *sub = calloc(1, sizeof *sub);
+    if (!sub)
+        return clattn_fail(CLATTN_ENOMEM, "wgmma measurement context");
+    sub->device = parent->device;
+    sub->dev = parent->dev;
+    cl_int err;
+    sub->context = clCreateContext(NULL, 1, &sub->device, NULL, NULL, &err);
+    int rc = 0;
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateContext(wgmma)");
+        goto fail;
+    }
+    sub->queue = clCreateCommandQueue(sub->context, sub->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateCommandQueue(wgmma)");
+        goto fail;
+    }
+    *out = sub;
+    return 0;
+fail:
+    clattn_close(&sub);
+    return rc;
+}
+
+static int run_wgmma(struct bench *b, clattn_ctx *sub, clattn_stat *out)
+{
+    cl_program prog = NULL;
+    cl_kernel k = NULL;
+    cl_mem sink = NULL;
+    cl_int err;
+    int rc = program_build_ptx(sub->context, sub->device, sub->dev.label, WGMMA_BINARY, &prog);
+    if (rc)
+        return rc;
+    k = clCreateKernel(prog, "measure_wgmma", &err);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateKernel(measure_wgmma)");
+        goto release_program;
+    }
+    const size_t global = (size_t)sub->dev.compute_units * WGMMA_GROUPS_PER_CU * WGMMA_GROUP;
+    struct workload w = { k, global, WGMMA_GROUP, 1, 1, 1, 1u << 24, 0, NULL, NULL };
+    w.units_per_work = (double)(global / 128) * WGMMA_PER_ROUND * WGMMA_FLOP;
+    sink = clCreateBuffer(sub->context, CL_MEM_WRITE_ONLY, global * sizeof(float), NULL, &err);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clCreateBuffer(measure wgmma)");
+        goto release_kernel;
+    }
+    const cl_uint seed = 0x1234u;
+    err = clSetKernelArg(k, 0, sizeof sink, &sink);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 2, sizeof seed, &seed);
+    if (err != CL_SUCCESS) {
+        rc = clattn_fail_cl(err, "clSetKernelArg(measure_wgmma)");
+    } else {
+        struct bench own = *b;
+        own.ctx = sub;
+        own.profiling = 1;
+        rc = measure_rate(&own, &w, out);
+    }
+    clReleaseMemObject(sink);
+release_kernel:
+    clReleaseKernel(k);
+release_program:
+    clReleaseProgram(prog);
+    return rc;
+}
+
+void measure_wgmma(struct bench *b, clattn_measurement *m)
+{
+    if (b->ctx->dev.nv_cc != 90)
+        return;
+    const char *text;
+    size_t len;
+    if (clattn_embedded_binary(WGMMA_BINARY, &text, &len) < 0) {
+        clattn_clear_error(); /* a build without the PTX: n/a, not a failure */
+        return;
+    }
+    clattn_ctx *sub = NULL;
+    clattn_stat rate = { 0, 0, 0, 0 };
+    int rc = open_own_context(b->ctx, &sub);
+    if (rc == 0)
+        rc = run_wgmma(b, sub, &rate);
+    if (rc == 0) {
+        m->flops_wgmma_f16 = rate;
+    } else {
+        m->wgmma_status = rc;
+        snprintf(m->wgmma_error, sizeof m->wgmma_error, "%s%s", clattn_last_error_detail(),
+                 sub && sub->lost ? " (the measurement's own context was lost)" : "");
+        clattn_clear_error();
+    }
+    clattn_close(&sub);
+}
