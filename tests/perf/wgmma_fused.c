@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Standalone harness for cl/fused_wgmma.cl, the first Hopper wgmma fused
- * attention kernel (issue 13), before it joins the library's kernel table:
- * builds the embedded PTX program binary with clCreateProgramWithBinary on
- * the first compute capability 9.0 device, checks B=1 H=1 N=256 d=128 fp16
- * against the library's double-precision reference, then times
- * B=8 H=32 N=4096 and prints TFLOP/s (4 B H N^2 d / time).
+ * Standalone harness for cl/fused_wgmma.cl, the Hopper wgmma fused attention
+ * kernel (issue 13), before it joins the library's kernel table. One variant
+ * per process (a fault loses the context):
  *
- * The V descriptor's two byte offsets (which field holds the K and which the
- * N distance for an MN-major operand) are an argument of the kernel: the
- * documented reading (128, 1024) is tried first and the swapped one only if
- * it fails, so the run also says which is right. Both stay inside the tile.
+ *   wgmma_fused VARIANT [N,N,...]
+ *
+ * VARIANT is one of cl/meson.build's fused_wgmma_variants, e.g.
+ * s2_w2_n64_o0_m1 (STAGES, NWG, BN, OVERLAP, LOADMAP): the harness builds the
+ * embedded fused_wgmma_VARIANT.ptx with clCreateProgramWithBinary on the
+ * first compute capability 9.0 device and reads the launch geometry from the
+ * name. It checks B=1 H=2 d=128 fp16 against the library's double-precision
+ * reference on Nq = Nk = 256 and 1024 without a mask, 256 top-left causal,
+ * and Nq != Nk (128 x 384, 384 x 128) under both causal alignments (Nq a
+ * multiple of 64 NWG and Nk of BN: the kernel supports no other N), and only
+ * if all pass times B=8 H=32 at each N (default 4096), no mask and causal
+ * (TFLOP/s counted as 4 B H N^2 d, half that when causal).
  *
  * Exit status: 0 PASS (and timed), 1 FAIL or an OpenCL error, 77 no sm_90
- * device or no PTX in this build. A fault loses the context: run this in
- * a process of its own.
+ * device or no such PTX in this build.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +31,6 @@
 #include "device/kernel_source.h" /* the embedded table, compiled into this tool */
 
 #define D 128
-#define BM 64
 #define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 
@@ -41,6 +44,8 @@
     } while (0)
 
 struct gpu {
+    unsigned stages, nwg, bn, overlap, loadmap; /* from the variant's name */
+    char ptx[96];
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
@@ -80,13 +85,13 @@ static int build(struct gpu *g)
     const char *text = NULL;
     size_t len = 0;
     for (size_t i = 0; i < clattn_embedded_kernel_count; i++)
-        if (!strcmp(clattn_embedded_kernels[i].name, "fused_wgmma.ptx")) {
+        if (!strcmp(clattn_embedded_kernels[i].name, g->ptx)) {
             text = clattn_embedded_kernels[i].source;
             len = clattn_embedded_kernels[i].length;
         }
     if (!text) {
-        fprintf(stderr, "fused_wgmma.ptx is not in this build (meson option ptx: clang + "
-                        "libclc at build time)\n");
+        fprintf(stderr, "%s is not in this build (cl/meson.build's fused_wgmma_variants; meson "
+                        "option ptx: clang + libclc at build time)\n", g->ptx);
         return 77;
     }
     cl_int err, status = CL_SUCCESS;
@@ -114,22 +119,24 @@ static int build(struct gpu *g)
     return 0;
 }
 
-/* One launch over bh heads of n rows; *seconds from its profiling event. */
-static int launch(struct gpu *g, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint n, size_t bh,
-                  cl_uint v_lbo, cl_uint v_sbo, double *seconds)
+/* One launch over bh heads of nq queries and nk keys; *seconds from its
+ * profiling event. */
+static int launch(struct gpu *g, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint nq, cl_uint nk,
+                  size_t bh, cl_uint causal, double *seconds)
 {
     const float scale_log2 = (float)(1.0 / sqrt((double)D) * 1.4426950408889634);
     cl_event ev = NULL;
     cl_ulong t0 = 0, t1 = 0;
-    const size_t global[2] = { (size_t)(n / BM) * 128, bh }, local[2] = { 128, 1 };
+    const size_t threads = 128 * (size_t)g->nwg, bm = 64 * (size_t)g->nwg;
+    const size_t global[2] = { nq / bm * threads, bh }, local[2] = { threads, 1 };
     CHECK(clSetKernelArg(g->kernel, 0, sizeof q, &q));
     CHECK(clSetKernelArg(g->kernel, 1, sizeof k, &k));
     CHECK(clSetKernelArg(g->kernel, 2, sizeof v, &v));
     CHECK(clSetKernelArg(g->kernel, 3, sizeof o, &o));
-    CHECK(clSetKernelArg(g->kernel, 4, sizeof n, &n));
-    CHECK(clSetKernelArg(g->kernel, 5, sizeof scale_log2, &scale_log2));
-    CHECK(clSetKernelArg(g->kernel, 6, sizeof v_lbo, &v_lbo));
-    CHECK(clSetKernelArg(g->kernel, 7, sizeof v_sbo, &v_sbo));
+    CHECK(clSetKernelArg(g->kernel, 4, sizeof nq, &nq));
+    CHECK(clSetKernelArg(g->kernel, 5, sizeof nk, &nk));
+    CHECK(clSetKernelArg(g->kernel, 6, sizeof scale_log2, &scale_log2));
+    CHECK(clSetKernelArg(g->kernel, 7, sizeof causal, &causal));
     CHECK(clEnqueueNDRangeKernel(g->queue, g->kernel, 2, NULL, global, local, 0, NULL, &ev));
     CHECK(clWaitForEvents(1, &ev));
     CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL));
@@ -156,14 +163,16 @@ static cl_mem upload(struct gpu *g, const void *host, size_t bytes)
     return m;
 }
 
-/* B=1 H=1 N=256 against the reference, with one reading of V's descriptor.
- * Returns 0 PASS, 1 FAIL, -1 an OpenCL error (the context may be lost). */
-static int check_small(struct gpu *g, cl_uint v_lbo, cl_uint v_sbo)
+static const char *causal_name[] = { "none", "top-left", "bottom-right" };
+
+/* B=1 H=2 Nq x Nk against the reference. Returns 0 PASS, 1 FAIL, -1 an
+ * OpenCL error (the context may be lost). */
+static int check(struct gpu *g, size_t nq, size_t nk, cl_uint causal)
 {
-    const clattn_shape shape = { 1, 1, 1, 256, 256, D, CLATTN_F16 };
-    const size_t elems = 256 * D, bytes = elems * 2;
-    uint16_t *hq = malloc(bytes), *hk = malloc(bytes), *hv = malloc(bytes), *ho = malloc(bytes);
-    double *ref = malloc(elems * sizeof *ref);
+    const clattn_shape shape = { 1, 2, 2, nq, nk, D, CLATTN_F16 };
+    const size_t qe = 2 * nq * D, ke = 2 * nk * D;
+    uint16_t *hq = malloc(qe * 2), *hk = malloc(ke * 2), *hv = malloc(ke * 2), *ho = malloc(qe * 2);
+    double *ref = malloc(qe * sizeof *ref);
     cl_mem q = NULL, k = NULL, v = NULL, o = NULL;
     int rc = -1;
     if (!hq || !hk || !hv || !ho || !ref) {
@@ -172,19 +181,20 @@ static int check_small(struct gpu *g, cl_uint v_lbo, cl_uint v_sbo)
     }
     clattn_options opts;
     clattn_default_options(&opts);
-    if (clattn_random_fill(hq, elems, CLATTN_F16, 1) || clattn_random_fill(hk, elems, CLATTN_F16, 2) ||
-        clattn_random_fill(hv, elems, CLATTN_F16, 3) ||
+    opts.causal = (clattn_causal)causal;
+    if (clattn_random_fill(hq, qe, CLATTN_F16, 1) || clattn_random_fill(hk, ke, CLATTN_F16, 2) ||
+        clattn_random_fill(hv, ke, CLATTN_F16, 3) ||
         clattn_reference(&shape, &opts, hq, hk, hv, ref)) {
         fprintf(stderr, "reference: %s\n", clattn_last_error_detail());
         goto done;
     }
-    memset(ho, 0xff, bytes); /* NaN: an element the kernel misses shows */
-    if (!(q = upload(g, hq, bytes)) || !(k = upload(g, hk, bytes)) || !(v = upload(g, hv, bytes)) ||
-        !(o = upload(g, ho, bytes)))
+    memset(ho, 0xff, qe * 2); /* NaN: an element the kernel misses shows */
+    if (!(q = upload(g, hq, qe * 2)) || !(k = upload(g, hk, ke * 2)) ||
+        !(v = upload(g, hv, ke * 2)) || !(o = upload(g, ho, qe * 2)))
         goto done;
-    if (launch(g, q, k, v, o, 256, 1, v_lbo, v_sbo, NULL))
+    if (launch(g, q, k, v, o, (cl_uint)nq, (cl_uint)nk, 2, causal, NULL))
         goto done;
-    cl_int err = clEnqueueReadBuffer(g->queue, o, CL_TRUE, 0, bytes, ho, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(g->queue, o, CL_TRUE, 0, qe * 2, ho, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         fprintf(stderr, "clEnqueueReadBuffer -> %d\n", (int)err);
         goto done;
@@ -194,13 +204,14 @@ static int check_small(struct gpu *g, cl_uint v_lbo, cl_uint v_sbo)
     clattn_compare(&shape, ho, ref, &max_abs, &rel_l2, &nans);
     clattn_tolerance(CLATTN_F16, &tol_abs, &tol_rel);
     rc = max_abs <= tol_abs && rel_l2 <= tol_rel && nans == 0 ? 0 : 1;
-    printf("check B=1 H=1 N=256 d=128 fp16, V descriptor lbo=%u sbo=%u: max abs error %.3g "
-           "(tolerance %.3g), rel L2 %.3g (tolerance %.3g), NaN %zu: %s\n",
-           (unsigned)v_lbo, (unsigned)v_sbo, max_abs, tol_abs, rel_l2, tol_rel, nans,
+    printf("  check B=1 H=2 Nq=%zu Nk=%zu causal=%s: max abs %.3g (tol %.3g), rel L2 %.3g "
+           "(tol %.3g), NaN %zu: %s\n",
+           nq, nk, causal_name[causal], max_abs, tol_abs, rel_l2, tol_rel, nans,
            rc ? "FAIL" : "PASS");
-    printf("  out[0][0..3] = %.5f %.5f %.5f %.5f, reference %.5f %.5f %.5f %.5f\n",
-           clattn_f16_to_f32(ho[0]), clattn_f16_to_f32(ho[1]), clattn_f16_to_f32(ho[2]),
-           clattn_f16_to_f32(ho[3]), ref[0], ref[1], ref[2], ref[3]);
+    if (rc)
+        printf("    out[0][0..3] = %.5f %.5f %.5f %.5f, reference %.5f %.5f %.5f %.5f\n",
+               clattn_f16_to_f32(ho[0]), clattn_f16_to_f32(ho[1]), clattn_f16_to_f32(ho[2]),
+               clattn_f16_to_f32(ho[3]), ref[0], ref[1], ref[2], ref[3]);
 done:
     if (q)
         clReleaseMemObject(q);
@@ -224,10 +235,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* B=8 H=32 N=4096: median of 10 timed launches after one untimed. */
-static int time_large(struct gpu *g, cl_uint v_lbo, cl_uint v_sbo)
+/* B=8 H=32 Nq = Nk = n, no mask and top-left causal: median of 10 timed
+ * launches after one untimed. */
+static int time_large(struct gpu *g, const char *variant, size_t n)
 {
-    const size_t b = 8, h = 32, n = 4096, elems = b * h * n * D, bytes = elems * 2;
+    const size_t b = 8, h = 32, elems = b * h * n * D, bytes = elems * 2;
     uint16_t *host = malloc(bytes);
     cl_mem q = NULL, k = NULL, v = NULL, o = NULL;
     int rc = 1;
@@ -243,28 +255,35 @@ static int time_large(struct gpu *g, cl_uint v_lbo, cl_uint v_sbo)
     if (!(q = upload(g, host, bytes)) || !(k = upload(g, host, bytes)) ||
         !(v = upload(g, host, bytes)) || !(o = upload(g, NULL, bytes)))
         goto done;
-    double t[10];
-    if (launch(g, q, k, v, o, (cl_uint)n, b * h, v_lbo, v_sbo, NULL))
-        goto done;
-    for (int i = 0; i < 10; i++)
-        if (launch(g, q, k, v, o, (cl_uint)n, b * h, v_lbo, v_sbo, &t[i]))
+    for (cl_uint causal = 0; causal < 2; causal++) {
+        double t[10];
+        if (launch(g, q, k, v, o, (cl_uint)n, (cl_uint)n, b * h, causal, NULL))
             goto done;
-    qsort(t, 10, sizeof t[0], cmp_double);
-    const double flop = 4.0 * b * h * (double)n * n * D;
-    /* One head's first row, to see that the output is finite. */
-    cl_int err = clEnqueueReadBuffer(g->queue, o, CL_TRUE, 0, D * 2, host, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        fprintf(stderr, "clEnqueueReadBuffer -> %d\n", (int)err);
-        goto done;
+        for (int i = 0; i < 10; i++)
+            if (launch(g, q, k, v, o, (cl_uint)n, (cl_uint)n, b * h, causal, &t[i]))
+                goto done;
+        qsort(t, 10, sizeof t[0], cmp_double);
+        const double flop = 4.0 * b * h * (double)n * n * D * (causal ? 0.5 : 1.0);
+        /* One head's last row, to see that the output is finite. */
+        cl_int err = clEnqueueReadBuffer(g->queue, o, CL_TRUE, (n - 1) * D * 2, D * 2, host, 0,
+                                         NULL, NULL);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "clEnqueueReadBuffer -> %d\n", (int)err);
+            goto done;
+        }
+        int finite = 1;
+        for (int i = 0; i < D; i++)
+            finite &= isfinite(clattn_f16_to_f32(host[i]));
+        const double med = (t[4] + t[5]) / 2;
+        printf("RESULT %s B=8 H=32 N=%zu d=128 fp16 causal=%u: median %.3f ms (min %.3f, max "
+               "%.3f), %.1f TFLOP/s (best %.1f)%s\n",
+               variant, n, (unsigned)causal, 1e3 * med, 1e3 * t[0], 1e3 * t[9],
+               flop / med / 1e12, flop / t[0] / 1e12, finite ? "" : "; output NOT finite");
+        fflush(stdout);
+        if (!finite)
+            goto done;
     }
-    int finite = 1;
-    for (int i = 0; i < D; i++)
-        finite &= isfinite(clattn_f16_to_f32(host[i]));
-    printf("time B=8 H=32 N=4096 d=128 fp16: median %.3f ms (min %.3f, max %.3f), %.1f TFLOP/s "
-           "(best %.1f); first row %s\n",
-           1e3 * (t[4] + t[5]) / 2, 1e3 * t[0], 1e3 * t[9], flop / ((t[4] + t[5]) / 2) / 1e12,
-           flop / t[0] / 1e12, finite ? "finite" : "NOT finite");
-    rc = finite ? 0 : 1;
+    rc = 0;
 done:
     if (q)
         clReleaseMemObject(q);
@@ -278,11 +297,20 @@ done:
     return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     struct gpu g = { 0 };
     int rc = 1;
     cl_int err;
+    if (argc < 2 || sscanf(argv[1], "s%u_w%u_n%u_o%u_m%u", &g.stages, &g.nwg, &g.bn, &g.overlap,
+                           &g.loadmap) != 5 ||
+        g.nwg < 1 || g.nwg > 3 || (g.bn != 64 && g.bn != 128)) {
+        fprintf(stderr, "usage: %s s<STAGES>_w<NWG>_n<BN>_o<OVERLAP>_m<LOADMAP> [N,N,...]\n",
+                argv[0]);
+        return 1;
+    }
+    snprintf(g.ptx, sizeof g.ptx, "fused_wgmma_%s.ptx", argv[1]);
+    const char *ns = argc > 2 ? argv[2] : "4096";
     if (find_device(&g.device)) {
         fprintf(stderr, "no OpenCL device of compute capability 9.0: skipped\n");
         return 77;
@@ -302,21 +330,47 @@ int main(void)
     }
     if ((rc = build(&g)))
         goto done;
-    /* The documented reading first (leading = K distance, stride = N). */
-    cl_uint lbo = 128, sbo = 1024;
-    int c = check_small(&g, lbo, sbo);
-    if (c == 1) {
-        lbo = 1024;
-        sbo = 128;
-        c = check_small(&g, lbo, sbo);
+    printf("variant %s: STAGES=%u NWG=%u (BM=%u, %u work-items) BN=%u OVERLAP=%u LOADMAP=%u\n",
+           argv[1], g.stages, g.nwg, 64 * g.nwg, 128 * g.nwg, g.bn, g.overlap, g.loadmap);
+    const struct { size_t nq, nk; cl_uint causal; } cases[] = {
+        { 256, 256, 0 }, { 1024, 1024, 0 }, { 256, 256, 1 }, { 128, 384, 1 },
+        { 128, 384, 2 }, { 384, 128, 1 }, { 384, 128, 2 },
+    };
+    int fails = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].nq % (64 * g.nwg) || cases[i].nk % g.bn) {
+            printf("  check Nq=%zu Nk=%zu: not a multiple of the tiles, skipped\n", cases[i].nq,
+                   cases[i].nk);
+            continue;
+        }
+        const int c = check(&g, cases[i].nq, cases[i].nk, cases[i].causal);
+        if (c < 0) {
+            printf("FAIL %s (OpenCL error: the context may be lost)\n", argv[1]);
+            rc = 1;
+            goto done;
+        }
+        fails += c;
     }
-    if (c != 0) {
-        printf("FAIL\n");
+    if (fails) {
+        printf("FAIL %s: %d check(s) failed, not timed\n", argv[1], fails);
         rc = 1;
         goto done;
     }
-    printf("PASS (V descriptor lbo=%u sbo=%u)\n", (unsigned)lbo, (unsigned)sbo);
-    rc = time_large(&g, lbo, sbo);
+    printf("PASS %s\n", argv[1]);
+    fflush(stdout);
+    rc = 0;
+    for (const char *p = ns; *p;) {
+        char *end;
+        const unsigned long n = strtoul(p, &end, 10);
+        if (end == p || n == 0 || n % (64 * g.nwg) || n % g.bn) {
+            fprintf(stderr, "bad N list '%s' (multiples of %u and %u)\n", ns, 64 * g.nwg, g.bn);
+            rc = 1;
+            break;
+        }
+        if ((rc = time_large(&g, argv[1], n)))
+            break;
+        p = *end == ',' ? end + 1 : end;
+    }
 done:
     if (g.kernel)
         clReleaseKernel(g.kernel);
