@@ -180,8 +180,6 @@ static size_t auto_splits(const struct device_facts *dev, size_t groups, size_t 
     return splits > by_length ? splits : by_length;
 }
 
-#define SPLITS_MAX 256
-
 /* The split for a kernel that says how many of its groups a compute unit
  * holds (`slots` on the device): the one whose waves of groups finish
  * first, each group paying about `fixed` key blocks of its own (filling
@@ -190,7 +188,7 @@ static size_t auto_splits(const struct device_facts *dev, size_t groups, size_t 
 static size_t fitted_splits(size_t slots, size_t groups, size_t blocks, size_t fixed)
 {
     size_t best = 1, best_cost = (size_t)-1;
-    for (size_t s = 1; s <= SPLITS_MAX && s <= blocks; s++) {
+    for (size_t s = 1; s <= FUSED_SPLITS_MAX && s <= blocks; s++) {
         const size_t waves = (groups * s + slots - 1) / slots;
         const size_t cost = waves * ((blocks + s - 1) / s + fixed);
         if (cost < best_cost) {
@@ -222,8 +220,8 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     }
     if (splits > blocks)
         splits = blocks;
-    if (splits > SPLITS_MAX)
-        splits = SPLITS_MAX;
+    if (splits > FUSED_SPLITS_MAX)
+        splits = FUSED_SPLITS_MAX;
     if (splits < 1)
         splits = 1;
     const size_t per = (blocks + splits - 1) / splits;

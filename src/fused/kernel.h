@@ -82,6 +82,10 @@ struct fused_variant fused_variant_of(const struct attention_call *c, const stru
 /* " -DGROUP=... -DCAUSAL=..." appended to buf[0..cap). */
 void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap);
 
+/* Most key chunks per sequence (split-KV); cl/combine.cl holds a weight
+ * per chunk in local memory. */
+#define FUSED_SPLITS_MAX 256
+
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
 

@@ -92,10 +92,11 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     size_t wg = 32;
     while (wg < s->head_dim)
         wg *= 2;
-    char options[192];
+    char options[256];
     snprintf(options, sizeof options,
-             "-DD=%zu -DWG=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d -DQ_LENS=%d -DLSE_OUT=%d%s",
-             s->head_dim, wg, c->causal, c->causal_br, c->kv_lens != NULL, c->q_lens != NULL,
+             "-DD=%zu -DWG=%zu -DCHUNKS_MAX=%d -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d "
+             "-DQ_LENS=%d -DLSE_OUT=%d%s",
+             s->head_dim, wg, FUSED_SPLITS_MAX, c->causal, c->causal_br, c->kv_lens != NULL, c->q_lens != NULL,
              c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
     cl_kernel kern;
     int rc = kernel_get(ctx, "combine.cl", options, "attention_combine", &kern);
