@@ -35,7 +35,8 @@
  *           1: warp specialization: one more warpgroup (the last) only
  *           loads, filling the STAGES ring; a "full" mbarrier per stage
  *           (cp.async.mbarrier.arrive.noinc) and an "empty" one (the
- *           consumers' arrivals), no CTA barrier in the loop; OVERLAP 0.
+ *           consumers' arrivals), no CTA barrier in the loop; OVERLAP 0 or
+ *           2 (any STAGES >= 2: the producer waits for a stage to empty).
  *           2: + setmaxnreg: producer 40 registers, consumers 232 (the PTX
  *           has .maxnreg 168); 3: + ping-pong: the two consumer warpgroups
  *           take turns issuing their S GEMM (named barriers 1 and 2), so
@@ -77,15 +78,18 @@
 #if BN != 64 && BN != 128
 #error "BN must be 64 or 128"
 #endif
-#if OVERLAP && STAGES < 4
-#error "OVERLAP needs STAGES >= 4"
-#endif
-
 #ifndef PRODUCER
 #define PRODUCER 0
 #endif
-#if PRODUCER && (OVERLAP || STAGES < 2)
-#error "PRODUCER needs OVERLAP 0 and STAGES >= 2"
+#if OVERLAP && STAGES < 4 && !PRODUCER
+#error "OVERLAP needs STAGES >= 4"
+#endif
+
+#if PRODUCER && (OVERLAP == 1 || STAGES < 2)
+#error "PRODUCER needs OVERLAP 0 or 2 and STAGES >= 2"
+#endif
+#if PRODUCER >= 3 && OVERLAP
+#error "PRODUCER 3 (ping-pong) needs OVERLAP 0"
 #endif
 #if PRODUCER >= 3 && NWG != 2
 #error "PRODUCER 3 (ping-pong) needs NWG 2"
@@ -361,7 +365,7 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
     for (int i = 0; i < 64; i++)
         acc_o[i] = 0.0f;
 
-#if PRODUCER
+#if PRODUCER /* OVERLAP 0 or 2 */
     /* Warp specialization: the last warpgroup only loads, into a STAGES-deep
      * ring; FULL(s) completes when block b's K and V (and, for b = 0, Q)
      * have landed in stage s = b % STAGES, EMPTY(s) when every consumer
@@ -395,6 +399,39 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
 #if PRODUCER >= 2
     SETMAXNREG_INC(232);
 #endif
+#if OVERLAP
+    /* OVERLAP 2 with the ring: at the top of step j, cur holds S_j; S_{j+1}
+     * is issued into nxt, block j's softmax runs under it, O += P_j V_j is
+     * issued and both are waited for; stage j is then released. The last
+     * step issues a spare S on its own (still full) stage, so that every
+     * step is the same straight-line code (see OVERLAP's kernel). */
+    float cur[BN / 2], nxt[BN / 2];
+#define PV_STEP(J)                                                                                 \
+    do {                                                                                           \
+        const uint j_ = (J), jn_ = min(j_ + 1, nb - 1);                                            \
+        mbar_wait(FULL(jn_ % STAGES), (jn_ / STAGES) & 1);                                         \
+        fence_proxy_async();                                                                       \
+        issue_s(nxt, q_addr_g, K_ADDR(jn_));                                                       \
+        reg_fence(acc_o, 64);                                                                      \
+        reg_fence(cur, BN / 2);                                                                    \
+        softmax_block(cur, acc_o, m, l, pa, scale_log2, (int)(j_ * BN), lim0, lane);               \
+        issue_pv(acc_o, pa, V_ADDR(j_));                                                           \
+        WGMMA_WAIT(0);                                                                             \
+        mbar_arrive(EMPTY(j_ % STAGES));                                                           \
+        reg_fence(nxt, BN / 2);                                                                    \
+        _Pragma("unroll") for (int i = 0; i < BN / 2; i++) cur[i] = nxt[i];                        \
+    } while (0)
+    if (nb > 0) {
+        mbar_wait(FULL(0), 0);
+        fence_proxy_async();
+        issue_s(cur, q_addr_g, K_ADDR(0));
+        WGMMA_WAIT(0);
+        for (uint j = 0; j + 1 < nb; j++)
+            PV_STEP(j);
+        PV_STEP(nb - 1);
+    }
+    reg_fence(acc_o, 64);
+#else
     float s[BN / 2];
 #if PRODUCER >= 3
     /* Ping-pong (FA3's inter-warpgroup schedule): warpgroup g issues its
@@ -423,6 +460,7 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
         WGMMA_WAIT(0);
         mbar_arrive(EMPTY(st));
     }
+#endif
 #else
     load_tile(q_addr, BM, q, row0, lid);
     cp_async_commit();

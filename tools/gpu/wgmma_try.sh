@@ -23,7 +23,8 @@ H=$B/tests/perf/wgmma_fused
 LOG=$(mktemp)
 SUM=$(mktemp)
 VARIANTS=${WGMMA_VARIANTS:-"s3_w2_n64_o0_m1 s2_w2_n128_o0_m1 s4_w2_n64_o2_m1
-s3_w2_n64_o0_m1_p1 s3_w2_n64_o0_m1_p2 s2_w2_n128_o0_m1_p2 s3_w2_n64_o0_m1_p3 s2_w2_n128_o0_m1_p3"}
+s3_w2_n64_o0_m1_p1 s3_w2_n64_o0_m1_p2 s2_w2_n128_o0_m1_p2 s3_w2_n64_o0_m1_p3 s2_w2_n128_o0_m1_p3
+s3_w2_n64_o2_m1_p2 s2_w2_n128_o2_m1_p2"}
 if [ "$VARIANTS" = all ]; then
   VARIANTS=$(ls "$B"/cl/fused_wgmma_*.ptxas.txt 2>/dev/null | sed 's/.*fused_wgmma_//; s/\.ptxas\.txt$//')
 fi
