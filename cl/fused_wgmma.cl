@@ -31,6 +31,16 @@
  *           core matrix (128 contiguous shared bytes, conflict-free) and
  *           work-items l, l+8, l+16, l+24 four adjacent 16-byte chunks of a
  *           row (64 contiguous global bytes: whole 32-byte sectors).
+ *   PRODUCER 0: every work-item loads and computes, a CTA barrier per block;
+ *           1: warp specialization: one more warpgroup (the last) only
+ *           loads, filling the STAGES ring; a "full" mbarrier per stage
+ *           (cp.async.mbarrier.arrive.noinc) and an "empty" one (the
+ *           consumers' arrivals), no CTA barrier in the loop; OVERLAP 0 or
+ *           2 (any STAGES >= 2: the producer waits for a stage to empty).
+ *           2: + setmaxnreg: producer 40 registers, consumers 232 (the PTX
+ *           has .maxnreg 168); 3: + ping-pong: the two consumer warpgroups
+ *           take turns issuing their S GEMM (named barriers 1 and 2), so
+ *           one's softmax runs under the other's GEMMs.
  *
  * Shared-memory layout of an R x 128 tile (Q: R = BM, K and V: R = BN): no
  * swizzle, 8x8 core matrices of 128 contiguous bytes; element (r, c) sits at
@@ -42,8 +52,8 @@
  * the H200: the documented reading), k-step t starts at byte 256 t.
  *
  * Q, K, V, O: [B*H][N][128] halves, passed as uint pointers (the driver wants
- * `.ptr .global .align 4` parameters). Launch: global (Nq/BM * 128 NWG, B*H),
- * local (128 NWG, 1). causal: 0 none, 1 top-left (key j visible to query i
+ * `.ptr .global .align 4` parameters). Launch: global (Nq/BM * THREADS, B*H),
+ * local (THREADS, 1), THREADS = 128 NWG (+ 128 with a producer). causal: 0 none, 1 top-left (key j visible to query i
  * iff j <= i), 2 bottom-right (iff j <= i + Nk - Nq); a query that sees no
  * key outputs zeros. Under a mask the tiles run heaviest first and the key
  * blocks past the tile's last visible key are skipped.
@@ -68,17 +78,41 @@
 #if BN != 64 && BN != 128
 #error "BN must be 64 or 128"
 #endif
-#if OVERLAP && STAGES < 4
+#ifndef PRODUCER
+#define PRODUCER 0
+#endif
+#if OVERLAP && STAGES < 4 && !PRODUCER
 #error "OVERLAP needs STAGES >= 4"
+#endif
+
+#if PRODUCER && (OVERLAP == 1 || STAGES < 2)
+#error "PRODUCER needs OVERLAP 0 or 2 and STAGES >= 2"
+#endif
+#if PRODUCER >= 3 && OVERLAP
+#error "PRODUCER 3 (ping-pong) needs OVERLAP 0"
+#endif
+#if PRODUCER >= 3 && NWG != 2
+#error "PRODUCER 3 (ping-pong) needs NWG 2"
 #endif
 
 #define D 128
 #define BM (64 * NWG)
+#if PRODUCER
+#define THREADS (128 * (NWG + 1)) /* + the producer warpgroup, the last */
+#define LOADERS 128
+#else
 #define THREADS (128 * NWG)
+#define LOADERS THREADS
+#endif
 #define Q_BYTES (BM * D * 2)
 #define KV_BYTES (BN * D * 2)
 #define STAGE_BYTES (2 * KV_BYTES) /* K then V */
-#define SMEM_BYTES (Q_BYTES + (STAGES) * STAGE_BYTES)
+#define RING_BYTES (Q_BYTES + (STAGES) * STAGE_BYTES)
+#if PRODUCER
+#define SMEM_BYTES (RING_BYTES + 16 * (STAGES)) /* + the full and empty mbarriers */
+#else
+#define SMEM_BYTES RING_BYTES
+#endif
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -90,10 +124,10 @@ static inline void cp_async_commit(void)
 }
 
 /* Rows [row0, row0 + R) of a [N][128] half matrix into the tile at shared
- * byte address `base`, by all THREADS work-items. */
+ * byte address `base`, by the LOADERS work-items (lid < LOADERS). */
 static inline __attribute__((always_inline)) void load_tile(uint base, uint R, __global const uint *m, uint row0, uint lid)
 {
-    for (uint i = lid; i < R * 16; i += THREADS) {
+    for (uint i = lid; i < R * 16; i += LOADERS) {
 #if LOADMAP
         const uint l = i % 32, blk = i / 32;
         const uint r = (blk / 4) * 8 + l % 8, ch = (blk % 4) * 4 + l / 8;
@@ -331,10 +365,109 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
     for (int i = 0; i < 64; i++)
         acc_o[i] = 0.0f;
 
+#if PRODUCER /* OVERLAP 0 or 2 */
+    /* Warp specialization: the last warpgroup only loads, into a STAGES-deep
+     * ring; FULL(s) completes when block b's K and V (and, for b = 0, Q)
+     * have landed in stage s = b % STAGES, EMPTY(s) when every consumer
+     * work-item is done reading it. Phase parity: (b / STAGES) & 1. */
+    const uint bars = q_addr + RING_BYTES;
+#define FULL(st) (bars + 8 * (st))
+#define EMPTY(st) (bars + 8 * (STAGES + (st)))
+    if (lid == 0)
+        for (uint st = 0; st < STAGES; st++) {
+            mbar_init(FULL(st), 128);        /* one cp.async arrival per producer work-item */
+            mbar_init(EMPTY(st), 128 * NWG); /* one arrival per consumer work-item */
+        }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the only CTA-wide barrier */
+    if (g == NWG) {
+#if PRODUCER >= 2
+        SETMAXNREG_DEC(40);
+#endif
+        const uint pl = lid - 128 * NWG;
+        load_tile(q_addr, BM, q, row0, pl);
+        for (uint b = 0; b < nb; b++) {
+            const uint st = b % STAGES;
+            if (b >= STAGES) /* stage st's previous block, b - STAGES, is consumed */
+                mbar_wait(EMPTY(st), ((b / STAGES) & 1) ^ 1);
+            load_tile(K_ADDR(b), BN, k, b * BN, pl);
+            load_tile(V_ADDR(b), BN, v, b * BN, pl);
+            mbar_arrive_cp_async(FULL(st));
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight at exit */
+        return;
+    }
+#if PRODUCER >= 2
+    SETMAXNREG_INC(232);
+#endif
+#if OVERLAP
+    /* OVERLAP 2 with the ring: at the top of step j, cur holds S_j; S_{j+1}
+     * is issued into nxt, block j's softmax runs under it, O += P_j V_j is
+     * issued and both are waited for; stage j is then released. The last
+     * step issues a spare S on its own (still full) stage, so that every
+     * step is the same straight-line code (see OVERLAP's kernel). */
+    float cur[BN / 2], nxt[BN / 2];
+#define PV_STEP(J)                                                                                 \
+    do {                                                                                           \
+        const uint j_ = (J), jn_ = min(j_ + 1, nb - 1);                                            \
+        mbar_wait(FULL(jn_ % STAGES), (jn_ / STAGES) & 1);                                         \
+        fence_proxy_async();                                                                       \
+        issue_s(nxt, q_addr_g, K_ADDR(jn_));                                                       \
+        reg_fence(acc_o, 64);                                                                      \
+        reg_fence(cur, BN / 2);                                                                    \
+        softmax_block(cur, acc_o, m, l, pa, scale_log2, (int)(j_ * BN), lim0, lane);               \
+        issue_pv(acc_o, pa, V_ADDR(j_));                                                           \
+        WGMMA_WAIT(0);                                                                             \
+        mbar_arrive(EMPTY(j_ % STAGES));                                                           \
+        reg_fence(nxt, BN / 2);                                                                    \
+        _Pragma("unroll") for (int i = 0; i < BN / 2; i++) cur[i] = nxt[i];                        \
+    } while (0)
+    if (nb > 0) {
+        mbar_wait(FULL(0), 0);
+        fence_proxy_async();
+        issue_s(cur, q_addr_g, K_ADDR(0));
+        WGMMA_WAIT(0);
+        for (uint j = 0; j + 1 < nb; j++)
+            PV_STEP(j);
+        PV_STEP(nb - 1);
+    }
+    reg_fence(acc_o, 64);
+#else
+    float s[BN / 2];
+#if PRODUCER >= 3
+    /* Ping-pong (FA3's inter-warpgroup schedule): warpgroup g issues its
+     * S GEMM only after the other one has issued its own (named barrier
+     * 1 + g, 256 work-items: g's 128 wait, the other's 128 arrive), so one
+     * warpgroup's softmax runs while the other's GEMMs do. Warpgroup 0
+     * goes first: warpgroup 1 arrives once ahead. */
+    if (g == 1 && nb > 0)
+        NAMED_BAR_ARRIVE(1, 256);
+#endif
+    for (uint j = 0; j < nb; j++) {
+        const uint st = j % STAGES;
+        mbar_wait(FULL(st), (j / STAGES) & 1);
+        fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
+#if PRODUCER >= 3
+        NAMED_BAR_SYNC(1 + g, 256);
+#endif
+        issue_s(s, q_addr_g, K_ADDR(j));
+#if PRODUCER >= 3
+        if (g == 0 || j + 1 < nb) /* warpgroup 0 waits nb times */
+            NAMED_BAR_ARRIVE(2 - g, 256);
+#endif
+        WGMMA_WAIT(0);
+        softmax_block(s, acc_o, m, l, pa, scale_log2, (int)(j * BN), lim0, lane);
+        issue_pv(acc_o, pa, V_ADDR(j));
+        WGMMA_WAIT(0);
+        mbar_arrive(EMPTY(st));
+    }
+#endif
+#else
     load_tile(q_addr, BM, q, row0, lid);
     cp_async_commit();
+#endif
 
-#if STAGES == 1
+#if PRODUCER
+#elif STAGES == 1
     float s[BN / 2];
     for (uint j = 0; j < nb; j++) {
         LOAD_BLOCK(0);

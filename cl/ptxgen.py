@@ -19,8 +19,10 @@ pointer, a pointer to 2- or 16-byte elements) fails here, loudly, instead
 of faulting on the GPU. With --ptxas the result is assembled for sm_90a and
 its -v report (registers, spills) is written to --report.
 
+With --maxnreg N the kernel entry gets `.maxnreg N` (setmaxnreg needs it).
+
 usage: ptxgen.py --clang C --llvm-link L --opt O --llc C --libclc BC
-                 [--ptxas P --report R] -o OUT.ptx SRC.cl [clang options]
+                 [--ptxas P --report R] [--maxnreg N] -o OUT.ptx SRC.cl [clang options]
 """
 import argparse
 import os
@@ -51,7 +53,7 @@ def run(cmd, quiet=False):
 
 
 def replace_one(text, pattern, repl, what):
-    new, n = re.subn(pattern, repl, text, flags=re.M)
+    new, n = re.subn(pattern, repl, text, flags=re.M | re.S)
     if n != 1:
         fail(f'expected exactly one {what} line in the PTX, found {n}')
     return new
@@ -76,7 +78,12 @@ def check_params(text):
     return [name for name, _ in entries]
 
 
-def rewrite(text):
+def rewrite(text, maxnreg=None):
+    if maxnreg:
+        # A performance directive between the parameter list and the body:
+        # setmaxnreg needs the kernel's register count known at entry.
+        text = replace_one(text, r'^(\.entry\s+\w+\(\s*$.*?^\))$', rf'\1\n.maxnreg {maxnreg}',
+                           '.entry')
     text = replace_one(text, r'^\.version \d+\.\d+$', f'.version {PTX_VERSION}', '.version')
     text = replace_one(text, r'^\.target sm_\d+a?, texmode_independent$',
                        f'.target {TARGET}, texmode_independent',
@@ -93,6 +100,7 @@ def main():
         ap.add_argument('--' + tool, required=True)
     ap.add_argument('--ptxas')
     ap.add_argument('--report')
+    ap.add_argument('--maxnreg', type=int, help='add .maxnreg N to the kernel entry')
     ap.add_argument('-o', dest='out', required=True)
     ap.add_argument('src')
     args, clang_opts = ap.parse_known_args()
@@ -108,7 +116,7 @@ def main():
         # sm_86/PTX 7.5 is what LLVM 15 writes; the header is rewritten below.
         run([args.llc, '-march=nvptx64', '-mcpu=sm_86', '-mattr=+ptx75', opt, '-o', ptx])
         with open(ptx) as f:
-            text = rewrite(f.read())
+            text = rewrite(f.read(), args.maxnreg)
         with open(ptx, 'w') as f:
             f.write(text)
         if args.report and not args.ptxas:

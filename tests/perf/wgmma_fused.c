@@ -7,15 +7,17 @@
  *   wgmma_fused VARIANT [N,N,...]
  *
  * VARIANT is one of cl/meson.build's fused_wgmma_variants, e.g.
- * s2_w2_n64_o0_m1 (STAGES, NWG, BN, OVERLAP, LOADMAP): the harness builds the
+ * s2_w2_n64_o0_m1 (STAGES, NWG, BN, OVERLAP, LOADMAP; an optional _p<PRODUCER>
+ * adds the producer warpgroup to the launch): the harness builds the
  * embedded fused_wgmma_VARIANT.ptx with clCreateProgramWithBinary on the
  * first compute capability 9.0 device and reads the launch geometry from the
  * name. It checks B=1 H=2 d=128 fp16 against the library's double-precision
  * reference on Nq = Nk = 256 and 1024 without a mask, 256 top-left causal,
  * and Nq != Nk (128 x 384, 384 x 128) under both causal alignments (Nq a
  * multiple of 64 NWG and Nk of BN: the kernel supports no other N), and only
- * if all pass times B=8 H=32 at each N (default 4096), no mask and causal
- * (TFLOP/s counted as 4 B H N^2 d, half that when causal).
+ * if all pass (one summary line; a case's own line only when it fails)
+ * times B=8 H=32 at each N (default 4096), no mask and causal (TFLOP/s
+ * counted as 4 B H N^2 d, half that when causal).
  *
  * Exit status: 0 PASS (and timed), 1 FAIL or an OpenCL error, 77 no sm_90
  * device or no such PTX in this build.
@@ -44,7 +46,7 @@
     } while (0)
 
 struct gpu {
-    unsigned stages, nwg, bn, overlap, loadmap; /* from the variant's name */
+    unsigned stages, nwg, bn, overlap, loadmap, producer; /* from the variant's name */
     char ptx[96];
     cl_device_id device;
     cl_context context;
@@ -127,7 +129,8 @@ static int launch(struct gpu *g, cl_mem q, cl_mem k, cl_mem v, cl_mem o, cl_uint
     const float scale_log2 = (float)(1.0 / sqrt((double)D) * 1.4426950408889634);
     cl_event ev = NULL;
     cl_ulong t0 = 0, t1 = 0;
-    const size_t threads = 128 * (size_t)g->nwg, bm = 64 * (size_t)g->nwg;
+    /* A producer warpgroup (PRODUCER >= 1) comes on top of the consumers. */
+    const size_t threads = 128 * (size_t)(g->nwg + (g->producer ? 1 : 0)), bm = 64 * (size_t)g->nwg;
     const size_t global[2] = { nq / bm * threads, bh }, local[2] = { threads, 1 };
     CHECK(clSetKernelArg(g->kernel, 0, sizeof q, &q));
     CHECK(clSetKernelArg(g->kernel, 1, sizeof k, &k));
@@ -166,8 +169,10 @@ static cl_mem upload(struct gpu *g, const void *host, size_t bytes)
 static const char *causal_name[] = { "none", "top-left", "bottom-right" };
 
 /* B=1 H=2 Nq x Nk against the reference. Returns 0 PASS, 1 FAIL, -1 an
- * OpenCL error (the context may be lost). */
-static int check(struct gpu *g, size_t nq, size_t nk, cl_uint causal)
+ * OpenCL error (the context may be lost). Prints a line only on failure;
+ * *worst_abs and *worst_rel take the largest errors seen. */
+static int check(struct gpu *g, size_t nq, size_t nk, cl_uint causal, double *worst_abs,
+                 double *worst_rel)
 {
     const clattn_shape shape = { 1, 2, 2, nq, nk, D, CLATTN_F16 };
     const size_t qe = 2 * nq * D, ke = 2 * nk * D;
@@ -204,7 +209,12 @@ static int check(struct gpu *g, size_t nq, size_t nk, cl_uint causal)
     clattn_compare(&shape, ho, ref, &max_abs, &rel_l2, &nans);
     clattn_tolerance(CLATTN_F16, &tol_abs, &tol_rel);
     rc = max_abs <= tol_abs && rel_l2 <= tol_rel && nans == 0 ? 0 : 1;
-    printf("  check B=1 H=2 Nq=%zu Nk=%zu causal=%s: max abs %.3g (tol %.3g), rel L2 %.3g "
+    if (max_abs > *worst_abs || isnan(max_abs))
+        *worst_abs = max_abs;
+    if (rel_l2 > *worst_rel || isnan(rel_l2))
+        *worst_rel = rel_l2;
+    if (rc)
+        printf("  check B=1 H=2 Nq=%zu Nk=%zu causal=%s: max abs %.3g (tol %.3g), rel L2 %.3g "
            "(tol %.3g), NaN %zu: %s\n",
            nq, nk, causal_name[causal], max_abs, tol_abs, rel_l2, tol_rel, nans,
            rc ? "FAIL" : "PASS");
@@ -302,10 +312,12 @@ int main(int argc, char **argv)
     struct gpu g = { 0 };
     int rc = 1;
     cl_int err;
-    if (argc < 2 || sscanf(argv[1], "s%u_w%u_n%u_o%u_m%u", &g.stages, &g.nwg, &g.bn, &g.overlap,
-                           &g.loadmap) != 5 ||
+    const int fields = argc < 2 ? 0 : sscanf(argv[1], "s%u_w%u_n%u_o%u_m%u_p%u", &g.stages, &g.nwg,
+                                             &g.bn, &g.overlap, &g.loadmap, &g.producer);
+    if (fields < 5 ||
         g.nwg < 1 || g.nwg > 3 || (g.bn != 64 && g.bn != 128)) {
-        fprintf(stderr, "usage: %s s<STAGES>_w<NWG>_n<BN>_o<OVERLAP>_m<LOADMAP> [N,N,...]\n",
+        fprintf(stderr, "usage: %s s<STAGES>_w<NWG>_n<BN>_o<OVERLAP>_m<LOADMAP>[_p<PRODUCER>] "
+                        "[N,N,...]\n",
                 argv[0]);
         return 1;
     }
@@ -330,27 +342,33 @@ int main(int argc, char **argv)
     }
     if ((rc = build(&g)))
         goto done;
-    printf("variant %s: STAGES=%u NWG=%u (BM=%u, %u work-items) BN=%u OVERLAP=%u LOADMAP=%u\n",
-           argv[1], g.stages, g.nwg, 64 * g.nwg, 128 * g.nwg, g.bn, g.overlap, g.loadmap);
+    printf("variant %s: STAGES=%u NWG=%u (BM=%u, %u work-items) BN=%u OVERLAP=%u LOADMAP=%u "
+           "PRODUCER=%u\n",
+           argv[1], g.stages, g.nwg, 64 * g.nwg, 128 * (g.nwg + (g.producer ? 1 : 0)), g.bn,
+           g.overlap, g.loadmap, g.producer);
     const struct { size_t nq, nk; cl_uint causal; } cases[] = {
         { 256, 256, 0 }, { 1024, 1024, 0 }, { 256, 256, 1 }, { 128, 384, 1 },
         { 128, 384, 2 }, { 384, 128, 1 }, { 384, 128, 2 },
     };
-    int fails = 0;
+    int fails = 0, run = 0;
+    double worst_abs = 0, worst_rel = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].nq % (64 * g.nwg) || cases[i].nk % g.bn) {
             printf("  check Nq=%zu Nk=%zu: not a multiple of the tiles, skipped\n", cases[i].nq,
                    cases[i].nk);
             continue;
         }
-        const int c = check(&g, cases[i].nq, cases[i].nk, cases[i].causal);
+        const int c = check(&g, cases[i].nq, cases[i].nk, cases[i].causal, &worst_abs, &worst_rel);
         if (c < 0) {
             printf("FAIL %s (OpenCL error: the context may be lost)\n", argv[1]);
             rc = 1;
             goto done;
         }
         fails += c;
+        run++;
     }
+    printf("  checks (no mask 256, 1024; causal 256, 128x384, 384x128 both alignments): %d/%d "
+           "pass, worst max abs %.3g, rel L2 %.3g\n", run - fails, run, worst_abs, worst_rel);
     if (fails) {
         printf("FAIL %s: %d check(s) failed, not timed\n", argv[1], fails);
         rc = 1;
