@@ -10,6 +10,7 @@
 #   dsweep   the decode kernel's tiles, ring depths and splits on the
 #            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
+#   wgmma    tools/gpu/wgmma_try.sh: the Hopper wgmma kernel's variants
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
 # to $OUT/session.txt (and logs.tgz); the summary lines start with '##'.
 set -uo pipefail
@@ -159,7 +160,17 @@ for stage in "$@"; do
         torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
                     1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 \
                     8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0
-        PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096 2>&1 | grep -v naive_skip | tee -a "$S" ;;
+        PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096 2>&1 | grep -v naive_skip | tee -a "$S"
+        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
+        say "bench --preset decode exit $?"
+        grep -E "^ *[0-9]+ +[0-9]+ +[0-9]+ .*fused/" "$out/logs/bench_decode.txt" | tee -a "$S" ;;
+    wgmma)
+        # The Hopper warpgroup kernel's variants (tests/perf/wgmma_fused, each
+        # checked against the reference first), PyTorch in the same call.
+        say "stage wgmma"
+        BUILD=${WGMMA_BUILD:-build} timeout 200 bash tools/gpu/wgmma_try.sh >"$out/logs/wgmma.txt" 2>&1
+        say "wgmma_try exit $?"
+        sed -n '/== summary/,$p' "$out/logs/wgmma.txt" | tee -a "$S" ;;
     *) say "unknown stage $stage" ;;
     esac
 done
