@@ -43,6 +43,10 @@
  *           has .maxnreg 168); 3: + ping-pong: the two consumer warpgroups
  *           take turns issuing their S GEMM (named barriers 1 and 2), so
  *           one's softmax runs under the other's GEMMs.
+ *           OVERLAP 3 (PRODUCER 1, 2): O += P_j V_j stays in flight until
+ *           S_{j+1} has been issued behind it; one wait_group 0 for both.
+ *   RESCALE 1: O is rescaled only when a row max of the warp changed (a
+ *           vote per block); 0: always (64 multiplies per work-item).
  *
  * Shared-memory layout of an R x 128 tile (Q: R = BM, K and V: R = BN): no
  * swizzle, 8x8 core matrices of 128 contiguous bytes; element (r, c) sits at
@@ -94,12 +98,18 @@
 #ifndef PRODUCER
 #define PRODUCER 0
 #endif
+#ifndef RESCALE
+#define RESCALE 0
+#endif
 #if OVERLAP && STAGES < 4 && !PRODUCER
 #error "OVERLAP needs STAGES >= 4"
 #endif
 
 #if PRODUCER && (OVERLAP == 1 || STAGES < 2)
-#error "PRODUCER needs OVERLAP 0 or 2 and STAGES >= 2"
+#error "PRODUCER needs OVERLAP 0, 2 or 3 and STAGES >= 2"
+#endif
+#if OVERLAP == 3 && (!PRODUCER || PRODUCER >= 3)
+#error "OVERLAP 3 needs PRODUCER 1 or 2"
 #endif
 #if PRODUCER >= 3 && OVERLAP
 #error "PRODUCER 3 (ping-pong) needs OVERLAP 0"
@@ -188,6 +198,16 @@ static inline float quad_sum(float x)
     x += y;
     asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
     return x + y;
+}
+
+/* 1 when the predicate holds in any lane of the (converged) warp. */
+static inline int warp_any(int pred)
+{
+    uint r;
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %1, 0;\n"
+                 "vote.sync.any.pred q, p, 0xffffffff;\nselp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(r) : "r"(pred));
+    return (int)r;
 }
 
 static inline float fast_exp2(float x)
@@ -322,12 +342,19 @@ static inline __attribute__((always_inline)) void softmax_block(float *s, float 
     }
     l[0] = l[0] * alpha0 + sum0;
     l[1] = l[1] * alpha1 + sum1;
+#if RESCALE
+    /* O's 64 multiplies only when a row max of this warp's 16 rows moved
+     * (alpha is exactly ex2(0) = 1 otherwise): one vote per block. */
+    if (warp_any(alpha0 != 1.0f || alpha1 != 1.0f))
+#endif
+    {
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
-        acc_o[4 * j] *= alpha0;
-        acc_o[4 * j + 1] *= alpha0;
-        acc_o[4 * j + 2] *= alpha1;
-        acc_o[4 * j + 3] *= alpha1;
+        for (int j = 0; j < 16; j++) {
+            acc_o[4 * j] *= alpha0;
+            acc_o[4 * j + 1] *= alpha0;
+            acc_o[4 * j + 2] *= alpha1;
+            acc_o[4 * j + 3] *= alpha1;
+        }
     }
     /* Keys 16t .. 16t+15 are S's columns j = 2t, 2t+1, in the register
      * order the A fragment wants; all packed before the fence of issue_pv. */
@@ -445,7 +472,28 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
 #if PRODUCER >= 2
     SETMAXNREG_INC(232);
 #endif
-#if OVERLAP
+#if OVERLAP == 3
+    /* O += P_j V_j is issued and left in flight; the next step's S_{j+1} is
+     * issued right behind it (the tensor cores see the two back-to-back)
+     * and one wait_group 0 retires both before the softmax touches O; the
+     * stage of block j is released after that wait. */
+    float s[BN / 2];
+    for (uint j = 0; j < nb; j++) {
+        const uint st = j % STAGES;
+        mbar_wait(FULL(st), (j / STAGES) & 1);
+        fence_proxy_async();
+        issue_s(s, q_addr_g, K_ADDR(j));
+        WGMMA_WAIT(0);
+        reg_fence(acc_o, 64);
+        reg_fence(s, BN / 2);
+        if (j > 0)
+            mbar_arrive(EMPTY((j - 1) % STAGES));
+        softmax_block(s, acc_o, m, l, pa, scale_log2, (int)(j * BN), lim0, lane);
+        issue_pv(acc_o, pa, V_ADDR(j));
+    }
+    WGMMA_WAIT(0);
+    reg_fence(acc_o, 64);
+#elif OVERLAP
     /* OVERLAP 2 with the ring: at the top of step j, cur holds S_j; S_{j+1}
      * is issued into nxt, block j's softmax runs under it, O += P_j V_j is
      * issued and both are waited for; stage j is then released. The last
