@@ -31,6 +31,8 @@
  *           core matrix (128 contiguous shared bytes, conflict-free) and
  *           work-items l, l+8, l+16, l+24 four adjacent 16-byte chunks of a
  *           row (64 contiguous global bytes: whole 32-byte sectors).
+ *           2: Q and K in the 128-byte swizzled layout (below), V as in 1;
+ *           3: Q, K and V swizzled.
  *   PRODUCER 0: every work-item loads and computes, a CTA barrier per block;
  *           1: warp specialization: one more warpgroup (the last) only
  *           loads, filling the STAGES ring; a "full" mbarrier per stage
@@ -41,6 +43,10 @@
  *           has .maxnreg 168); 3: + ping-pong: the two consumer warpgroups
  *           take turns issuing their S GEMM (named barriers 1 and 2), so
  *           one's softmax runs under the other's GEMMs.
+ *           OVERLAP 3 (PRODUCER 1, 2): O += P_j V_j stays in flight until
+ *           S_{j+1} has been issued behind it; one wait_group 0 for both.
+ *   RESCALE 1: O is rescaled only when a row max of the warp changed (a
+ *           vote per block); 0: always (64 multiplies per work-item).
  *
  * Shared-memory layout of an R x 128 tile (Q: R = BM, K and V: R = BN): no
  * swizzle, 8x8 core matrices of 128 contiguous bytes; element (r, c) sits at
@@ -50,6 +56,17 @@
  * starts at byte 32 R s; warpgroup g's Q rows start at byte 1024 g. For V as
  * B of P V (K = the key r, N = c): leading 128, stride 16 BN (measured on
  * the H200: the documented reading), k-step t starts at byte 256 t.
+ *
+ * 128-byte swizzled layout (LOADMAP 2: Q, K; 3: also V): the tile is two
+ * column halves (c < 64, c >= 64) of R rows of 128 bytes, 1024-byte atoms
+ * of 8 rows in which the 16-byte chunk index is XORed with the row:
+ *   (c / 64) * 128 R + (r / 8) * 1024 + (r % 8) * 128
+ *     + (((c % 64) / 8) ^ (r % 8)) * 16 + (c % 8) * 2.
+ * Q and K (K-major): SBO 1024 (8-row groups), LBO unused; k-step s starts
+ * at (s / 4) * 128 R + (s % 4) * 32; warpgroup g's Q rows at byte 8192 g.
+ * V (MN-major, the same store layout): SBO 1024 (8 keys), LBO 128 BN (the
+ * next 64 columns of d), k-step t at byte 2048 t. The shared array is
+ * 1024-byte aligned and every tile a multiple of 1024 bytes.
  *
  * Q, K, V, O: [B*H][N][128] halves, passed as uint pointers (the driver wants
  * `.ptr .global .align 4` parameters). Launch: global (Nq/BM * THREADS, B*H),
@@ -81,12 +98,18 @@
 #ifndef PRODUCER
 #define PRODUCER 0
 #endif
+#ifndef RESCALE
+#define RESCALE 0
+#endif
 #if OVERLAP && STAGES < 4 && !PRODUCER
 #error "OVERLAP needs STAGES >= 4"
 #endif
 
 #if PRODUCER && (OVERLAP == 1 || STAGES < 2)
-#error "PRODUCER needs OVERLAP 0 or 2 and STAGES >= 2"
+#error "PRODUCER needs OVERLAP 0, 2 or 3 and STAGES >= 2"
+#endif
+#if OVERLAP == 3 && (!PRODUCER || PRODUCER >= 3)
+#error "OVERLAP 3 needs PRODUCER 1 or 2"
 #endif
 #if PRODUCER >= 3 && OVERLAP
 #error "PRODUCER 3 (ping-pong) needs OVERLAP 0"
@@ -124,21 +147,40 @@ static inline void cp_async_commit(void)
 }
 
 /* Rows [row0, row0 + R) of a [N][128] half matrix into the tile at shared
- * byte address `base`, by the LOADERS work-items (lid < LOADERS). */
-static inline __attribute__((always_inline)) void load_tile(uint base, uint R, __global const uint *m, uint row0, uint lid)
+ * byte address `base`, by the LOADERS work-items (lid < LOADERS). swz: the
+ * 128-byte swizzled layout (LOADMAP >= 2, see the header), else the
+ * no-swizzle core-matrix layout. */
+static inline __attribute__((always_inline)) void load_tile_l(uint base, uint R, __global const uint *m, uint row0, uint lid, int swz)
 {
     for (uint i = lid; i < R * 16; i += LOADERS) {
+        uint r, ch, dst;
+        if (swz) {
+            /* 8 consecutive work-items copy one 128-byte half row: 128
+             * contiguous global bytes, one whole 128-byte shared line. */
+            const uint l = i % 8, rest = i / 8, h = rest / R;
+            r = rest % R;
+            ch = 8 * h + l;
+            dst = base + h * 128 * R + (r / 8) * 1024 + (r % 8) * 128 + ((l ^ (r % 8)) * 16);
+        } else {
 #if LOADMAP
-        const uint l = i % 32, blk = i / 32;
-        const uint r = (blk / 4) * 8 + l % 8, ch = (blk % 4) * 4 + l / 8;
+            const uint l = i % 32, blk = i / 32;
+            r = (blk / 4) * 8 + l % 8;
+            ch = (blk % 4) * 4 + l / 8;
 #else
-        const uint r = i / 16, ch = i % 16;
+            r = i / 16;
+            ch = i % 16;
 #endif
-        const uint dst = base + ch * 16 * R + (r / 8) * 128 + (r % 8) * 16;
+            dst = base + ch * 16 * R + (r / 8) * 128 + (r % 8) * 16;
+        }
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
                      :: "r"(dst), "l"(m + (size_t)(row0 + r) * (D / 2) + ch * 4) : "memory");
     }
 }
+/* Q and K: swizzled from LOADMAP 2 on; V: from LOADMAP 3 on. */
+#define SWZ_QK (LOADMAP >= 2)
+#define SWZ_V (LOADMAP >= 3)
+#define load_tile(base, R, m, row0, lid) load_tile_l(base, R, m, row0, lid, SWZ_QK)
+#define load_tile_v(base, R, m, row0, lid) load_tile_l(base, R, m, row0, lid, SWZ_V)
 
 static inline float quad_max(float x)
 {
@@ -156,6 +198,16 @@ static inline float quad_sum(float x)
     x += y;
     asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
     return x + y;
+}
+
+/* 1 when the predicate holds in any lane of the (converged) warp. */
+static inline int warp_any(int pred)
+{
+    uint r;
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %1, 0;\n"
+                 "vote.sync.any.pred q, p, 0xffffffff;\nselp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(r) : "r"(pred));
+    return (int)r;
 }
 
 static inline float fast_exp2(float x)
@@ -203,29 +255,43 @@ static inline __attribute__((always_inline)) void reg_fence(float *r, int n)
 }
 
 /* s = Q_g K^T for one key block: 8 k-steps, one commit group. */
+#if SWZ_QK
+/* 128-byte swizzle, K-major: k-step st is 32 bytes into a 1024-byte atom
+ * (st % 4), in the tile's second column half from st = 4 on; 8-row groups
+ * 1024 bytes apart (SBO), LBO unused (1). */
+#define QK_DESC(base, R, st) wg_desc_sw128((base) + ((st) / 4) * 128 * (R) + ((st) % 4) * 32, 16, 1024)
+#else
+#define QK_DESC(base, R, st) wg_desc((base) + 32 * (R) * (st), 16 * (R), 128)
+#endif
 static inline __attribute__((always_inline)) void issue_s(float *s, uint q_addr_g, uint k_addr)
 {
     wgmma_fence(); /* s was last read by ordinary instructions */
 #pragma unroll
     for (uint st = 0; st < D / 16; st++)
 #if BN == 64
-        WGMMA_SS_M64N64K16(s, wg_desc(q_addr_g + 32 * BM * st, 16 * BM, 128),
-                           wg_desc(k_addr + 32 * BN * st, 16 * BN, 128), st > 0);
+        WGMMA_SS_M64N64K16(s, QK_DESC(q_addr_g, BM, st), QK_DESC(k_addr, BN, st), st > 0);
 #else
-        WGMMA_SS_M64N128K16(s, wg_desc(q_addr_g + 32 * BM * st, 16 * BM, 128),
-                            wg_desc(k_addr + 32 * BN * st, 16 * BN, 128), st > 0);
+        WGMMA_SS_M64N128K16(s, QK_DESC(q_addr_g, BM, st), QK_DESC(k_addr, BN, st), st > 0);
 #endif
     wgmma_commit();
 }
 
 /* acc_o += P V for one key block: BN/16 k-steps, one commit group. */
+#if SWZ_V
+/* 128-byte swizzle, MN-major: k-step t (16 keys, two 8-row groups) starts
+ * 2048 bytes on; 8-row groups along K 1024 bytes apart (SBO), the two
+ * 64-column atoms along N 128 BN bytes apart (LBO). */
+#define V_DESC(base, t) wg_desc_sw128((base) + 2048 * (t), 128 * BN, 1024)
+#else
+#define V_DESC(base, t) wg_desc((base) + 256 * (t), 128, 16 * BN)
+#endif
 static inline __attribute__((always_inline)) void issue_pv(float *acc_o, const uint *pa, uint v_addr)
 {
     wgmma_fence(); /* acc_o and pa were written by ordinary instructions */
 #pragma unroll
     for (uint t = 0; t < BN / 16; t++)
         WGMMA_RS_M64N128K16_TB(acc_o, pa[4 * t], pa[4 * t + 1], pa[4 * t + 2], pa[4 * t + 3],
-                               wg_desc(v_addr + 256 * t, 128, 16 * BN), 1);
+                               V_DESC(v_addr, t), 1);
     wgmma_commit();
 }
 
@@ -276,12 +342,19 @@ static inline __attribute__((always_inline)) void softmax_block(float *s, float 
     }
     l[0] = l[0] * alpha0 + sum0;
     l[1] = l[1] * alpha1 + sum1;
+#if RESCALE
+    /* O's 64 multiplies only when a row max of this warp's 16 rows moved
+     * (alpha is exactly ex2(0) = 1 otherwise): one vote per block. */
+    if (warp_any(alpha0 != 1.0f || alpha1 != 1.0f))
+#endif
+    {
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
-        acc_o[4 * j] *= alpha0;
-        acc_o[4 * j + 1] *= alpha0;
-        acc_o[4 * j + 2] *= alpha1;
-        acc_o[4 * j + 3] *= alpha1;
+        for (int j = 0; j < 16; j++) {
+            acc_o[4 * j] *= alpha0;
+            acc_o[4 * j + 1] *= alpha0;
+            acc_o[4 * j + 2] *= alpha1;
+            acc_o[4 * j + 3] *= alpha1;
+        }
     }
     /* Keys 16t .. 16t+15 are S's columns j = 2t, 2t+1, in the register
      * order the A fragment wants; all packed before the fence of issue_pv. */
@@ -295,7 +368,7 @@ static inline __attribute__((always_inline)) void softmax_block(float *s, float 
 #define LOAD_BLOCK(b)                                                                              \
     do {                                                                                           \
         load_tile(K_ADDR(b), BN, k, (uint)(b) * BN, lid);                                          \
-        load_tile(V_ADDR(b), BN, v, (uint)(b) * BN, lid);                                          \
+        load_tile_v(V_ADDR(b), BN, v, (uint)(b) * BN, lid);                                          \
     } while (0)
 
 
@@ -335,7 +408,7 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
                  __global uint *o, const uint nq, const uint nk, const float scale_log2,
                  const uint causal)
 {
-    __local uint4 smem[SMEM_BYTES / 16];
+    __local uint4 smem[SMEM_BYTES / 16] __attribute__((aligned(1024))); /* swizzle atoms */
     const uint lid = get_local_id(0);
     const uint g = lid / 128, lane = lid % 32, w = (lid % 128) / 32;
     const uint ntiles = nq / BM;
@@ -357,7 +430,7 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
     const uint ra = row0 + 64 * g + 16 * w + lane / 4;
     const int lim0 = causal ? (int)ra + off : 0x3fffffff;
 
-    const uint q_addr = wg_smem_addr(smem), q_addr_g = q_addr + 1024 * g;
+    const uint q_addr = wg_smem_addr(smem), q_addr_g = q_addr + (SWZ_QK ? 8192 : 1024) * g;
     const uint kv0 = q_addr + Q_BYTES;
     float acc_o[64], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
     uint pa[BN / 4];
@@ -390,7 +463,7 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
             if (b >= STAGES) /* stage st's previous block, b - STAGES, is consumed */
                 mbar_wait(EMPTY(st), ((b / STAGES) & 1) ^ 1);
             load_tile(K_ADDR(b), BN, k, b * BN, pl);
-            load_tile(V_ADDR(b), BN, v, b * BN, pl);
+            load_tile_v(V_ADDR(b), BN, v, b * BN, pl);
             mbar_arrive_cp_async(FULL(st));
         }
         asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight at exit */
@@ -399,7 +472,28 @@ void fused_wgmma(__global const uint *q, __global const uint *k, __global const 
 #if PRODUCER >= 2
     SETMAXNREG_INC(232);
 #endif
-#if OVERLAP
+#if OVERLAP == 3
+    /* O += P_j V_j is issued and left in flight; the next step's S_{j+1} is
+     * issued right behind it (the tensor cores see the two back-to-back)
+     * and one wait_group 0 retires both before the softmax touches O; the
+     * stage of block j is released after that wait. */
+    float s[BN / 2];
+    for (uint j = 0; j < nb; j++) {
+        const uint st = j % STAGES;
+        mbar_wait(FULL(st), (j / STAGES) & 1);
+        fence_proxy_async();
+        issue_s(s, q_addr_g, K_ADDR(j));
+        WGMMA_WAIT(0);
+        reg_fence(acc_o, 64);
+        reg_fence(s, BN / 2);
+        if (j > 0)
+            mbar_arrive(EMPTY((j - 1) % STAGES));
+        softmax_block(s, acc_o, m, l, pa, scale_log2, (int)(j * BN), lim0, lane);
+        issue_pv(acc_o, pa, V_ADDR(j));
+    }
+    WGMMA_WAIT(0);
+    reg_fence(acc_o, 64);
+#elif OVERLAP
     /* OVERLAP 2 with the ring: at the top of step j, cur holds S_j; S_{j+1}
      * is issued into nxt, block j's softmax runs under it, O += P_j V_j is
      * issued and both are waited for; stage j is then released. The last

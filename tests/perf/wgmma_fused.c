@@ -8,7 +8,8 @@
  *
  * VARIANT is one of cl/meson.build's fused_wgmma_variants, e.g.
  * s2_w2_n64_o0_m1 (STAGES, NWG, BN, OVERLAP, LOADMAP; an optional _p<PRODUCER>
- * adds the producer warpgroup to the launch): the harness builds the
+ * adds the producer warpgroup to the launch, a trailing _r<RESCALE> changes
+ * nothing in it): the harness builds the
  * embedded fused_wgmma_VARIANT.ptx with clCreateProgramWithBinary on the
  * first compute capability 9.0 device and reads the launch geometry from the
  * name. It checks B=1 H=2 d=128 fp16 against the library's double-precision
