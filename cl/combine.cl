@@ -10,7 +10,8 @@
  * reduced in local memory, then each column's partial outputs are summed
  * with their weights: a row costs a few memory latencies whatever its chunk
  * count (a loop over the chunks in every work-item cost one latency per
- * chunk, ~20 us of a 66-chunk decode on the H200).
+ * chunk: a 66-chunk decode on the H200, B=1 Nk=131072, went from 0.163 to
+ * 0.153 ms with this, docs/PERFORMANCE.md).
  *
  * Build options: -DD=<head dim> -DWG=<work-items, a power of two >= D>
  * -DCHUNKS_MAX=<most chunks a call has> -DCAUSAL -DCAUSAL_BR -DKV_LENS

@@ -170,11 +170,7 @@ void attention_fused(FUSED_PARAMS(ushort))
             }
         }
 
-        int need_mask = j0 + BN > kv_end;
-#if CAUSAL
-        need_mask |= j0 + BN > fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off);
-#endif
-        nv_online_softmax(s, m_run, l_run, acc, row_end, kv_end, j0, need_mask, t, scale_log2);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
         nv_accumulate_pv(acc, s, ring[slot][1], v_key, v_ch);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
     }

@@ -112,13 +112,7 @@ void attention_fused(FUSED_PARAMS(ushort))
             }
         }
 
-        /* A block past the chunk's end, or (causal) past the first row's
-         * last visible key, needs its scores masked. */
-        int need_mask = j0 + BN > kv_end;
-#if CAUSAL
-        need_mask |= j0 + BN > fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off);
-#endif
-        nv_online_softmax(s, m_run, l_run, acc, row_end, kv_end, j0, need_mask, t, scale_log2);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
 
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* V_j ready; every warp is done with K_j */

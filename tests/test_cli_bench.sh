@@ -16,37 +16,10 @@ set -eu
 
 CLATTN=${1:?usage: test_cli_bench.sh path/to/clattn [plot_bench.py]}
 PLOT=${2:-}
-case $CLATTN in
-/*) ;;
-*) CLATTN=$PWD/$CLATTN ;;
-esac
-unset CLATTN_DEVICE
+TEST_NAME=test_cli_bench
+. "$(dirname "$0")/cli_test_setup.sh"
 
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_bench.XXXXXX")
-trap 'rm -rf "$dir"' EXIT INT TERM
-cd "$dir"
-# Measured ceilings and tuned tiles go to a cache of the test's own, which
-# starts empty; PoCL's compiled kernels stay where they were (it keeps them
-# under $XDG_CACHE_HOME too, and recompiling them would take minutes).
-export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}"
-export XDG_CACHE_HOME="$dir/cache"
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in stdout stderr; do
-        [ -s "$f" ] && { echo "--- $f:" >&2; cat "$f" >&2; }
-    done
-    exit 1
-}
-
-bench() {
-    set +e
-    "$CLATTN" bench "$@" >stdout 2>stderr
-    rc=$?
-    set -e
-}
+bench() { run_clattn bench "$@"; }
 
 # ------------------------------------------------------------ usage errors
 bench --causal sideways -N 8

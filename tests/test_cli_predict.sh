@@ -12,36 +12,10 @@
 set -eu
 
 CLATTN=${1:?usage: test_cli_predict.sh path/to/clattn}
-case $CLATTN in
-/*) ;;
-*) CLATTN=$PWD/$CLATTN ;;
-esac
-unset CLATTN_DEVICE
+TEST_NAME=test_cli_predict
+. "$(dirname "$0")/cli_test_setup.sh"
 
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_predict.XXXXXX")
-trap 'rm -rf "$dir"' EXIT INT TERM
-cd "$dir"
-# Measurements go to a cache of the test's own; PoCL's compiled kernels stay
-# where they were.
-export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}"
-export XDG_CACHE_HOME="$dir/cache"
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in stdout stderr; do
-        [ -s "$f" ] && { echo "--- $f:" >&2; cat "$f" >&2; }
-    done
-    exit 1
-}
-
-predict() {
-    set +e
-    "$CLATTN" predict "$@" >stdout 2>stderr
-    rc=$?
-    set -e
-}
+predict() { run_clattn predict "$@"; }
 
 # ------------------------------------------------------------------ seed
 predict --preset seed --json

@@ -167,6 +167,15 @@ static cl_mem upload(struct gpu *g, const void *host, size_t bytes)
     return m;
 }
 
+/* Releases the buffers of a check or a timing (NULL: not made). */
+static void release_buffers(cl_mem q, cl_mem k, cl_mem v, cl_mem o)
+{
+    const cl_mem m[4] = { q, k, v, o };
+    for (int i = 0; i < 4; i++)
+        if (m[i])
+            clReleaseMemObject(m[i]);
+}
+
 static const char *causal_name[] = { "none", "top-left", "bottom-right" };
 
 /* B=1 H=2 Nq x Nk against the reference. Returns 0 PASS, 1 FAIL, -1 an
@@ -224,14 +233,7 @@ static int check(struct gpu *g, size_t nq, size_t nk, cl_uint causal, double *wo
                clattn_f16_to_f32(ho[0]), clattn_f16_to_f32(ho[1]), clattn_f16_to_f32(ho[2]),
                clattn_f16_to_f32(ho[3]), ref[0], ref[1], ref[2], ref[3]);
 done:
-    if (q)
-        clReleaseMemObject(q);
-    if (k)
-        clReleaseMemObject(k);
-    if (v)
-        clReleaseMemObject(v);
-    if (o)
-        clReleaseMemObject(o);
+    release_buffers(q, k, v, o);
     free(hq);
     free(hk);
     free(hv);
@@ -296,14 +298,7 @@ static int time_large(struct gpu *g, const char *variant, size_t n)
     }
     rc = 0;
 done:
-    if (q)
-        clReleaseMemObject(q);
-    if (k)
-        clReleaseMemObject(k);
-    if (v)
-        clReleaseMemObject(v);
-    if (o)
-        clReleaseMemObject(o);
+    release_buffers(q, k, v, o);
     free(host);
     return rc;
 }
