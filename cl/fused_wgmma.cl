@@ -75,6 +75,7 @@
  * key outputs zeros. Under a mask the tiles run heaviest first and the key
  * blocks past the tile's last visible key are skipped.
  */
+#include "nv_ptx.clh"
 #include "nv_wgmma.clh"
 
 #ifndef NWG
@@ -141,11 +142,6 @@
 #define STR(x) STR_(x)
 #define CP_ASYNC_WAIT(N) asm volatile("cp.async.wait_group " STR(N) ";\n" ::: "memory")
 
-static inline void cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
 /* Rows [row0, row0 + R) of a [N][128] half matrix into the tile at shared
  * byte address `base`, by the LOADERS work-items (lid < LOADERS). swz: the
  * 128-byte swizzled layout (LOADMAP >= 2, see the header), else the
@@ -182,24 +178,6 @@ static inline __attribute__((always_inline)) void load_tile_l(uint base, uint R,
 #define load_tile(base, R, m, row0, lid) load_tile_l(base, R, m, row0, lid, SWZ_QK)
 #define load_tile_v(base, R, m, row0, lid) load_tile_l(base, R, m, row0, lid, SWZ_V)
 
-static inline float quad_max(float x)
-{
-    float y;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, 1, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
-    x = fmax(x, y);
-    asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
-    return fmax(x, y);
-}
-
-static inline float quad_sum(float x)
-{
-    float y;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, 1, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
-    x += y;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, 2, 0x1f, 0xffffffff;\n" : "=f"(y) : "f"(x));
-    return x + y;
-}
-
 /* 1 when the predicate holds in any lane of the (converged) warp. */
 static inline int warp_any(int pred)
 {
@@ -208,21 +186,6 @@ static inline int warp_any(int pred)
                  "vote.sync.any.pred q, p, 0xffffffff;\nselp.u32 %0, 1, 0, q;\n}\n"
                  : "=r"(r) : "r"(pred));
     return (int)r;
-}
-
-static inline float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-/* Two floats to a packed half2 (lo in the low 16 bits), round to nearest. */
-static inline uint pack_half2(float lo, float hi)
-{
-    uint r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
 }
 
 #if STAGES == 1 || STAGES == 2

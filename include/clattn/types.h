@@ -141,6 +141,7 @@ typedef enum clattn_fused_kernel {
     CLATTN_FUSED_CPU = 3,      /* shaped for CPUs: vectors, no local memory */
     CLATTN_FUSED_TILED = 4,    /* register-tiled GEMM-like, OpenCL C 1.2: GPUs of any vendor */
     CLATTN_FUSED_NV_DECODE = 5, /* NVIDIA tensor cores (sm_80+) for decoding: few rows, many keys */
+    CLATTN_FUSED_NV_WGMMA = 6, /* NVIDIA Hopper (sm_90a) warpgroup MMA, a PTX binary made at build time */
 } clattn_fused_kernel;
 
 /* Where a tensor's elements are: element (b, h, t, x) of a [B, heads, N, d]

@@ -47,6 +47,14 @@ static inline int ctx_fail_wait(clattn_ctx *ctx, cl_int err, const char *call)
     return ctx_note_failure(ctx, clattn_fail_cl_wait(err, call));
 }
 
+/* A new context and profiling queue on `parent`'s device, with its facts
+ * and a program cache (kernel_get works) but no path state: where work
+ * that might fault runs first (a PTX binary's probe, the wgmma
+ * measurement), so that a fault loses that context, not the caller's.
+ * Closed with ctx_close_sibling (not clattn_close), which sets *sib NULL. */
+int ctx_open_sibling(const clattn_ctx *parent, clattn_ctx **out);
+void ctx_close_sibling(clattn_ctx **sib);
+
 /* Waits for everything queued on the context. */
 static inline int ctx_finish(clattn_ctx *ctx, const char *what)
 {

@@ -59,7 +59,16 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *options,
         return rc;
     cl_program prog = NULL;
     const double t0 = seconds_now();
-    rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, options, &prog);
+    /* A ".ptx" file is a program binary made at build time (cl/ptxgen.py):
+     * it has no build options. */
+    const size_t len = strlen(file);
+    if (len > 4 && !strcmp(file + len - 4, ".ptx"))
+        rc = options[0] ? clattn_fail(CLATTN_EINVAL, "%s is a PTX binary: no build options",
+                                      file)
+                        : program_build_ptx(ctx->context, ctx->device, ctx->dev.label, file,
+                                            &prog);
+    else
+        rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, options, &prog);
     c->build_seconds += seconds_now() - t0;
     if (rc < 0)
         return ctx_note_failure(ctx, rc);

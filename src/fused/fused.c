@@ -9,35 +9,19 @@
 #include "fused/fused.h"
 #include "tune/tune.h"
 
-struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p)
+void fused_program_of(const struct attention_call *c, const struct fused_plan *p, char *file,
+                      size_t file_cap, char *options, size_t options_cap)
 {
-    return (struct fused_variant){
-        .group = c->shape->heads / c->shape->kv_heads,
-        .causal = c->causal,
-        .causal_br = c->causal_br,
-        .lse = c->lse != NULL,
-        .split = p->splits > 1,
-        .kv_lens = c->kv_lens != NULL || c->opts->kv_lens != NULL,
-        .q_lens = c->q_lens != NULL || c->opts->q_lens != NULL,
-    };
-}
-
-void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
-{
-    size_t len = strlen(buf);
-    snprintf(buf + len, cap > len ? cap - len : 0,
-             " -DGROUP=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DLSE_OUT=%d -DSPLIT=%d -DKV_LENS=%d "
-             "-DQ_LENS=%d", v->group, v->causal, v->causal_br, v->lse, v->split, v->kv_lens,
-             v->q_lens);
-}
-
-/* The build options of kernel `k` for call `c` and plan `p`. */
-static void build_options(const struct attention_call *c, const struct fused_plan *p,
-                          char *buf, size_t cap)
-{
-    p->kernel->options(c->shape, p, buf, cap);
+    const struct fused_kernel *k = p->kernel;
+    options[0] = '\0';
+    if (k->binary) {
+        k->binary(c->shape, p, file, file_cap);
+        return;
+    }
+    snprintf(file, file_cap, "%s", k->file);
+    k->options(c->shape, p, options, options_cap);
     const struct fused_variant v = fused_variant_of(c, p);
-    fused_variant_options(&v, buf, cap);
+    fused_variant_options(&v, options, options_cap);
 }
 
 /* A call on the probe shape: contiguous, no mask, nothing extra. */
@@ -68,17 +52,21 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     clattn_options opts;
     probe_call(s, &c, &opts);
     struct fused_plan plan = { .kernel = k, .splits = 1 };
-    char options[384];
+    char file[64], options[384];
     cl_program prog;
-    int rc = CLATTN_EINVAL;
+    int rc = k->probe_launch ? k->probe_launch(ctx) : CLATTN_OK;
+    if (rc < 0)
+        goto done;
+    rc = CLATTN_EINVAL;
     if (k->default_tiles)
         k->default_tiles(&ctx->dev, s, s->q_len, &plan.tiles);
     else
         plan.tiles = k->candidates[0];
     if (k->configure(&ctx->dev, s, &plan) == CLATTN_OK) {
-        build_options(&c, &plan, options, sizeof options);
-        rc = program_get(ctx, k->file, options, &prog);
+        fused_program_of(&c, &plan, file, sizeof file, options, sizeof options);
+        rc = program_get(ctx, file, options, &prog);
     }
+done:
     *state = rc < 0 ? PROBE_FAILED : PROBE_BUILDS;
     if (rc < 0)
         snprintf(ctx->fused.probe_failure[k->id], sizeof ctx->fused.probe_failure[0],
@@ -393,10 +381,10 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
             return rc;
         c->info->allocated_bytes = bytes[0] + bytes[1];
     }
-    char options[384];
-    build_options(c, &plan, options, sizeof options);
+    char file[64], options[384];
+    fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
     cl_kernel kern;
-    rc = kernel_get(ctx, plan.kernel->file, options, FUSED_ENTRY, &kern);
+    rc = kernel_get(ctx, file, options, FUSED_ENTRY, &kern);
     if (rc < 0)
         return rc;
     rc = fused_launch(ctx, c, &plan, kern, part[0], part[1], plan.splits > 1 ? NULL : c->done);

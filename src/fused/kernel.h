@@ -66,9 +66,22 @@ struct fused_kernel {
     size_t (*groups_per_cu)(const struct device_facts *dev, const clattn_shape *s,
                             const struct fused_plan *plan);
     /* The kernel's own build options for a configured plan (the tiles);
-     * fused_variant_options adds what every kernel takes. */
+     * fused_variant_options adds what every kernel takes. NULL for a
+     * kernel made at build time (`binary`). */
     void (*options)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
+    /* A kernel made at build time, a PTX program binary (cl/ptxgen.py):
+     * the embedded binary's name for a configured plan. It cannot be
+     * rebuilt per call, so it takes the variant as two more arguments
+     * after cl/fused_grid.clh's list: the GQA group and the FUSED_F_*
+     * flags. NULL: built from `file` with options. */
+    void (*binary)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
+    /* Runs the kernel on small problems in a context of its own and checks
+     * the results, before the caller's context builds it: a binary that
+     * the driver takes but that faults at launch then loses only that
+     * context. CLATTN_OK, or an error saying why. May be NULL. */
+    int (*probe_launch)(const clattn_ctx *ctx);
 };
+
 
 /* What a call asks of a kernel beyond its tiles: cl/fused_grid.clh's -D
  * options. */
@@ -81,6 +94,9 @@ struct fused_variant {
 struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p);
 /* " -DGROUP=... -DCAUSAL=..." appended to buf[0..cap). */
 void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap);
+/* The same as cl/fused_grid.clh's FUSED_F_* flags, for a kernel that takes
+ * them as an argument (`binary`). */
+unsigned fused_variant_flags(const struct fused_variant *v);
 
 /* Most key chunks per sequence (split-KV); cl/combine.cl holds a weight
  * per chunk in local memory. */
@@ -95,6 +111,11 @@ void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
 int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
                  const struct fused_plan *plan, cl_kernel kernel, cl_mem part_o, cl_mem part_ml,
                  cl_event *done);
+
+/* The program that runs `plan` for call `c`: its file (a .cl source or a
+ * .ptx binary) and build options ("" for a binary). */
+void fused_program_of(const struct attention_call *c, const struct fused_plan *plan, char *file,
+                      size_t file_cap, char *options, size_t options_cap);
 
 /* Enqueues cl/combine.cl, which finishes the rows of a split call. */
 int fused_combine(clattn_ctx *ctx, const struct attention_call *call,

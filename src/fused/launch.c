@@ -74,6 +74,11 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_u32(&a, plan->splits);
     arg_u32(&a, plan->split_keys);
     arg(&a, sizeof scale_log2, &scale_log2);
+    if (plan->kernel->binary) { /* a build-time binary takes its variant here */
+        const struct fused_variant v = fused_variant_of(c, plan);
+        arg_u32(&a, v.group);
+        arg_u32(&a, fused_variant_flags(&v));
+    }
     if (a.err != CL_SUCCESS)
         return clattn_fail_cl(a.err, "clSetKernelArg(" FUSED_ENTRY ")");
     size_t local = plan->local;

@@ -5,11 +5,12 @@
 
 #include "fused/kernel.h"
 
-extern const struct fused_kernel fused_nv_decode, fused_nv_mma, fused_cpu, fused_tiled,
+extern const struct fused_kernel fused_nv_decode, fused_nv_wgmma, fused_nv_mma, fused_cpu, fused_tiled,
     fused_portable;
 
 const struct fused_kernel *const fused_kernels[] = {
     &fused_nv_decode, /* AUTO passes it over for prefill shapes */
+    &fused_nv_wgmma,  /* Hopper; passed over for decoding */
     &fused_nv_mma,
     &fused_cpu,
     &fused_tiled,

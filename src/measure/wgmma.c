@@ -21,33 +21,6 @@
 #define WGMMA_PER_ROUND 8        /* as in cl/measure_wgmma.cl */
 #define WGMMA_FLOP (2.0 * 64 * 128 * 16)
 
-/* A context of its own on the caller's device, with a profiling queue. */
-static int open_own_context(const clattn_ctx *parent, clattn_ctx **out)
-{
-    clattn_ctx *sub = calloc(1, sizeof *sub);
-    if (!sub)
-        return clattn_fail(CLATTN_ENOMEM, "wgmma measurement context");
-    sub->device = parent->device;
-    sub->dev = parent->dev;
-    cl_int err;
-    sub->context = clCreateContext(NULL, 1, &sub->device, NULL, NULL, &err);
-    int rc = 0;
-    if (err != CL_SUCCESS) {
-        rc = clattn_fail_cl(err, "clCreateContext(wgmma)");
-        goto fail;
-    }
-    sub->queue = clCreateCommandQueue(sub->context, sub->device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (err != CL_SUCCESS) {
-        rc = clattn_fail_cl(err, "clCreateCommandQueue(wgmma)");
-        goto fail;
-    }
-    *out = sub;
-    return 0;
-fail:
-    clattn_close(&sub);
-    return rc;
-}
-
 static int run_wgmma(struct bench *b, clattn_ctx *sub, clattn_stat *out)
 {
     cl_program prog = NULL;
@@ -102,7 +75,7 @@ void measure_wgmma(struct bench *b, clattn_measurement *m)
     }
     clattn_ctx *sub = NULL;
     clattn_stat rate = { 0, 0, 0, 0 };
-    int rc = open_own_context(b->ctx, &sub);
+    int rc = ctx_open_sibling(b->ctx, &sub);
     if (rc == 0)
         rc = run_wgmma(b, sub, &rate);
     if (rc == 0) {
@@ -113,5 +86,5 @@ void measure_wgmma(struct bench *b, clattn_measurement *m)
                  sub && sub->lost ? " (the measurement's own context was lost)" : "");
         clattn_clear_error();
     }
-    clattn_close(&sub);
+    ctx_close_sibling(&sub);
 }

@@ -11,6 +11,8 @@
 #            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
 #   wgmma    tools/gpu/wgmma_try.sh: the Hopper wgmma kernel's variants
+#   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
+#            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
 # to $OUT/session.txt (and logs.tgz); the summary lines start with '##'.
 set -uo pipefail
@@ -141,6 +143,32 @@ for stage in "$@"; do
             done
         done
         PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 2>&1 | tee -a "$S" ;;
+    hopper)
+        # The wgmma kernel of the fused table: its probe and listing, verify
+        # with it forced, prefill timings at d = 64/128/256 and the chunked
+        # prefill beside PyTorch's flash and cuDNN in the same call.
+        say "stage hopper"
+        timeout 120 $c devices >"$out/logs/devices.txt" 2>&1; rc=$?
+        say "devices exit $rc: $(grep -i 'wgmma' "$out/logs/devices.txt" | head -3 | tr '\n' ' ')"
+        timeout 300 $c verify --path fused --kernel nv-wgmma >"$out/logs/verify_nv-wgmma.txt" 2>&1; rc=$?
+        say "verify --kernel nv-wgmma exit $rc: $(tail -1 "$out/logs/verify_nv-wgmma.txt") / $(grep -c 'ERROR' "$out/logs/verify_nv-wgmma.txt") errors"
+        grep -iE "fail|error|wrong" "$out/logs/verify_nv-wgmma.txt" | head -20 | tee -a "$S"
+        for N in ${WG_NS:-1024 2048 4096 8192 16384}; do
+            for m in none top-left; do tf 8,32,32,$N,$N,128 fp16 $m nv-wgmma 10 3; done
+        done
+        for d in ${WG_DS:-64 256}; do
+            for N in 1024 4096 16384; do
+                for m in none top-left; do tf 8,32,32,$N,$N,$d fp16 $m nv-wgmma 10 3; done
+            done
+        done
+        tf 8,32,32,4096,4096,128 fp16 none nv-mma 10 3
+        tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3
+        tf 1,32,8,512,16384,128 fp16 bottom-right nv-mma 10 3
+        PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py ${WG_NS_CSV:-1024,2048,4096,8192,16384} 8 32 128 2>&1 | tee -a "$S"
+        for d in ${WG_DS:-64 256}; do
+            PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096,16384 8 32 $d 2>&1 | tee -a "$S"
+        done
+        torch_cases 1,32,8,512,16384,128,16,0 ;;
     final)
         # The defaults as shipped: decode and chunked prefill (auto splits),
         # the tiled kernel's default tiles, prefill beside the older build;

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Hopper fused kernel (sm_90a, fp16): warpgroup MMA for both GEMMs and
+ * FlashAttention-3's warp-specialised schedule, on the kernel contract of
+ * every fused kernel (cl/fused_grid.clh: packed GQA rows, strided layouts,
+ * per-sequence lengths, causal both ways, split-KV, the LSE). It is built
+ * at build time by cl/ptxgen.py (clang + libclc; NVIDIA's OpenCL compiler
+ * cannot emit wgmma), one PTX per head dimension (-DD=64, 128, 256), so the
+ * call's variant comes as arguments: `group` (H / Hkv) and `flags`
+ * (FUSED_F_*), after the shared list.
+ *
+ * A work-group is three warpgroups of 128 work-items. The last (the
+ * producer, 40 registers after setmaxnreg) copies the tile's BM = 128
+ * packed Q rows and then each BN-key block of K and V into a ring of
+ * STAGES stages with cp.async; a "full" mbarrier per stage completes when
+ * a block has landed (cp.async.mbarrier.arrive), an "empty" one when both
+ * consumers are done with it. The two consumer warpgroups (232 registers)
+ * own 64 rows each and, per key block:
+ *
+ *   S = Q K^T   D/16 x wgmma m64nBNk16, Q and K from shared memory;
+ *   the online softmax on S's fp32 fragments (base 2), with the masks;
+ *   O += P V    BN/16 x wgmma m64nDk16 (two n128 at D = 256), P from
+ *               registers (S's fragment packed to f16 is the A fragment),
+ *               V from shared memory (MN-major: the transpose bit).
+ *
+ * This is cl/fused_wgmma.cl's fastest schedule (s2_w2_n128_o0_m3_p2 at
+ * d = 128: 4.41 ms at B=8 H=32 N=4096 on the H200, docs/PERFORMANCE.md);
+ * that file keeps the variants measured on the way and their harness.
+ *
+ * Shared tiles are 128-byte swizzled: an R x D tile is D/64 column blocks
+ * of R rows of 128 bytes, 1024-byte atoms of 8 rows in which the 16-byte
+ * chunk index is XORed with the row:
+ *   (c / 64) 128 R + (r / 8) 1024 + (r % 8) 128 + (((c % 64) / 8) ^ (r % 8)) 16 + (c % 8) 2.
+ * Q and K (K-major): SBO 1024, LBO unused; k-step s (16 columns) at
+ * (s / 4) 128 R + (s % 4) 32; warpgroup g's rows 8192 g on. V (MN-major):
+ * SBO 1024 (8 keys), LBO 128 BN (the next 64 columns), 16-key step t at
+ * 2048 t.
+ *
+ * Keys past the chunk's end and rows past the sequence's are zero-filled
+ * (cp.async source size 0), so no read leaves the tensors and a masked
+ * score meets a zero V row (0 x garbage could be NaN).
+ */
+#include "nv_ptx.clh"
+#include "nv_wgmma.clh"
+#define FUSED_RUNTIME_VARIANT
+#include "fused_grid.clh"
+#include "fused_finish.clh"
+
+#if !defined(D) || (D != 64 && D != 128 && D != 256)
+#error "build with -DD=64, 128 or 256"
+#endif
+
+/* Keys per block and ring depth: D = 256 halves BN to keep two stages
+ * (Q 64 KiB + 2 x 64 KiB of K and V) in the 227 KiB of shared memory and
+ * O's 128 accumulators in the consumers' registers. */
+#if D == 256
+#define BN 64
+#define STAGES 2
+#elif D == 128
+#define BN 128
+#define STAGES 2
+#else
+#define BN 128
+#define STAGES 3
+#endif
+#define NWG 2                 /* consumer warpgroups */
+#define BM (64 * NWG)
+#define THREADS (128 * (NWG + 1))
+#define CHUNKS (D / 8)        /* 16-byte chunks per row */
+#define Q_BYTES (BM * D * 2)
+#define KV_BYTES (BN * D * 2)
+#define STAGE_BYTES (2 * KV_BYTES) /* K then V */
+#define RING_BYTES (Q_BYTES + STAGES * STAGE_BYTES)
+#define SMEM_BYTES (RING_BYTES + 16 * STAGES) /* + the full and empty mbarriers */
+
+/* Copies `bytes` (0 or 16; the rest zero-filled) from `src` to the shared
+ * byte address `dst`. */
+static inline void cp_async16_at(uint dst, __global const uint *src, uint bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+/* Where chunk `ch` of row `r` of an R-row swizzled tile lands. */
+static inline uint swz_offset(uint R, uint r, uint ch)
+{
+    return (ch / 8) * 128 * R + (r / 8) * 1024 + (r % 8) * 128 + (((ch % 8) ^ (r % 8)) * 16);
+}
+
+/* Keys [j0, j0 + BN) of one head's K or V (rows `st` elements apart from
+ * `head`) into the tile at `base`, by the producer's 128 work-items; keys
+ * from `end` on are zero-filled. Eight consecutive work-items copy one
+ * 128-byte row segment: whole sectors from global, one shared line. */
+static inline void load_keys(uint base, __global const uint *head, ulong st, uint j0, uint end,
+                             uint pl)
+{
+    for (uint i = pl; i < BN * CHUNKS; i += 128) {
+        const uint l = i % 8, rest = i / 8, r = rest % BN, ch = 8 * (rest / BN) + l;
+        const uint valid = j0 + r < end;
+        __global const uint *src = head + (valid ? (j0 + r) * st / 2 : 0) + ch * 4;
+        cp_async16_at(base + swz_offset(BN, r, ch), src, valid ? 16u : 0u);
+    }
+}
+
+/* The tile's BM packed query rows from at->r0; rows past the sequence's are
+ * zero-filled. */
+static inline void load_queries(uint base, __global const uint *q, const struct fused_place *at,
+                                ulong off, ulong sb, ulong sh, ulong st, uint pl)
+{
+    for (uint i = pl; i < BM * CHUNKS; i += 128) {
+        const uint l = i % 8, rest = i / 8, r = rest % BM, ch = 8 * (rest / BM) + l;
+        const uint row = at->r0 + r, valid = row < at->n_rows;
+        __global const uint *src =
+            q + (valid ? fused_row_index(at, row, off, sb, sh, st) / 2 : 0) + ch * 4;
+        cp_async16_at(base + swz_offset(BM, r, ch), src, valid ? 16u : 0u);
+    }
+}
+
+/* Shared-memory descriptors (nv_wgmma.clh) of k-step st of Q or K and of
+ * 16-key step t of V's 128-column half n. */
+#define QK_DESC(base, R, st) \
+    wg_desc_sw128((base) + ((st) / 4) * 128 * (R) + ((st) % 4) * 32, 16, 1024)
+#define V_DESC(base, t, n) wg_desc_sw128((base) + 256 * BN * (n) + 2048 * (t), 128 * BN, 1024)
+
+/* s = Q_g K^T for one key block: one commit group. */
+static inline __attribute__((always_inline)) void issue_s(float *s, uint q_addr, uint k_addr)
+{
+    wgmma_fence(); /* s was last read by ordinary instructions */
+#pragma unroll
+    for (uint st = 0; st < D / 16; st++)
+#if BN == 64
+        WGMMA_SS_M64N64K16(s, QK_DESC(q_addr, BM, st), QK_DESC(k_addr, BN, st), st > 0);
+#else
+        WGMMA_SS_M64N128K16(s, QK_DESC(q_addr, BM, st), QK_DESC(k_addr, BN, st), st > 0);
+#endif
+    wgmma_commit();
+}
+
+/* acc += P V for one key block: one commit group. */
+static inline __attribute__((always_inline)) void issue_pv(float *acc, const uint *pa,
+                                                           uint v_addr)
+{
+    wgmma_fence(); /* acc and pa were written by ordinary instructions */
+#pragma unroll
+    for (uint t = 0; t < BN / 16; t++) {
+#if D == 64
+        WGMMA_RS_M64N64K16_TB(acc, pa[4 * t], pa[4 * t + 1], pa[4 * t + 2], pa[4 * t + 3],
+                              V_DESC(v_addr, t, 0), 1);
+#else
+#pragma unroll
+        for (uint n = 0; n < D / 128; n++)
+            WGMMA_RS_M64N128K16_TB((acc + 64 * n), pa[4 * t], pa[4 * t + 1], pa[4 * t + 2],
+                                   pa[4 * t + 3], V_DESC(v_addr, t, n), 1);
+#endif
+    }
+    wgmma_commit();
+}
+
+/* The online softmax of one block's scores s (this work-item's rows a and
+ * b = a + 8, whose visible keys end at end[0], end[1]; the block's keys
+ * start at kb), O's rescale, and P packed as wgmma A fragments. m: running
+ * max of the scaled scores (base 2); l: this work-item's part of the row
+ * sums. */
+static inline __attribute__((always_inline)) void softmax_block(float *s, float *acc, float *m,
+                                                                float *l, uint *pa,
+                                                                const uint *end, uint kb,
+                                                                uint lane, float scale_log2)
+{
+    if (kb + BN > min(end[0], end[1])) { /* the block crosses a row's end */
+        const uint c0 = kb + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const uint c = c0 + 8 * j;
+            if (c >= end[0])
+                s[4 * j] = -INFINITY;
+            if (c + 1 >= end[0])
+                s[4 * j + 1] = -INFINITY;
+            if (c >= end[1])
+                s[4 * j + 2] = -INFINITY;
+            if (c + 1 >= end[1])
+                s[4 * j + 3] = -INFINITY;
+        }
+    }
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        mx0 = fmax(mx0, fmax(s[4 * j], s[4 * j + 1]));
+        mx1 = fmax(mx1, fmax(s[4 * j + 2], s[4 * j + 3]));
+    }
+    const float new0 = fmax(m[0], quad_max(mx0) * scale_log2);
+    const float new1 = fmax(m[1], quad_max(mx1) * scale_log2);
+    /* A row that has seen only masked keys keeps max -inf: subtract 0. */
+    const float use0 = new0 == -INFINITY ? 0.0f : new0, use1 = new1 == -INFINITY ? 0.0f : new1;
+    const float alpha0 = fast_exp2(m[0] - use0), alpha1 = fast_exp2(m[1] - use1);
+    m[0] = new0;
+    m[1] = new1;
+    float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+        s[4 * j] = fast_exp2(fma(s[4 * j], scale_log2, -use0));
+        s[4 * j + 1] = fast_exp2(fma(s[4 * j + 1], scale_log2, -use0));
+        s[4 * j + 2] = fast_exp2(fma(s[4 * j + 2], scale_log2, -use1));
+        s[4 * j + 3] = fast_exp2(fma(s[4 * j + 3], scale_log2, -use1));
+        sum0 += s[4 * j] + s[4 * j + 1];
+        sum1 += s[4 * j + 2] + s[4 * j + 3];
+    }
+    l[0] = l[0] * alpha0 + sum0;
+    l[1] = l[1] * alpha1 + sum1;
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        acc[4 * j] *= alpha0;
+        acc[4 * j + 1] *= alpha0;
+        acc[4 * j + 2] *= alpha1;
+        acc[4 * j + 3] *= alpha1;
+    }
+    /* Keys 16t .. 16t+15 are S's column tiles 2t, 2t+1, in the register
+     * order of the A fragment. */
+#pragma unroll
+    for (int i = 0; i < BN / 4; i++)
+        pa[i] = pack_half2(s[2 * i], s[2 * i + 1]);
+}
+
+/* Finishes row `row` of this work-item (h: 0 for row a, 1 for b): the
+ * workspace with a split, else O = acc / l and the LSE. Rows past the
+ * sequence's (inside the tensor) get zeros. */
+static inline __attribute__((always_inline)) void store_row(
+    const float *acc, int h, float m, float l_part, uint row, uint end, uint lane,
+    const struct fused_place *at, uint flags, __global uint *o, __global float *lse,
+    __global float *part_o, __global float *part_ml, ulong o_off, ulong o_sb, ulong o_sh,
+    ulong o_st, uint batch, uint heads, uint n_q)
+{
+    const float l = quad_sum(l_part);
+    if (row >= n_q * at->group)
+        return; /* a row of the last tile past the tensor */
+    const int live = row < at->n_rows;
+    const uint c0 = 2 * (lane % 4);
+    if (flags & FUSED_F_SPLIT) {
+        if (!live)
+            return; /* cl/combine.cl writes it */
+        const ulong w = (ulong)at->split * batch * heads * n_q + fused_row_id(at, row, heads, n_q);
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            part_o[w * D + 8 * j + c0] = acc[4 * j + 2 * h];
+            part_o[w * D + 8 * j + c0 + 1] = acc[4 * j + 2 * h + 1];
+        }
+        if (lane % 4 == 0) {
+            part_ml[2 * w] = m;
+            part_ml[2 * w + 1] = l;
+        }
+        return;
+    }
+    const int sees_key = end > 0;
+    const float inv = live ? fused_row_scale(l, m, sees_key, FUSED_LIMIT_F16) : 0.0f;
+    __global uint *o_row = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st) / 2;
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+        o_row[(8 * j + c0) / 2] = pack_half2(acc[4 * j + 2 * h] * inv, acc[4 * j + 2 * h + 1] * inv);
+    if ((flags & FUSED_F_LSE_OUT) && lane % 4 == 0)
+        lse[fused_row_id(at, row, heads, n_q)] =
+            live ? fused_row_lse(l, m, sees_key, inv) : -INFINITY;
+}
+
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
+void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
+{
+    __local uint4 smem[SMEM_BYTES / 16] __attribute__((aligned(1024))); /* swizzle atoms */
+    const uint lid = get_local_id(0);
+    const uint g = lid / 128, lane = lid % 32, w = (lid % 128) / 32;
+    const struct fused_place at = fused_place_at(n_q, n_k, kv_heads, n_rtiles, splits,
+                                                 split_keys, kv_lens, q_lens, BM, group, flags);
+    const uint nb = (at.kv_end - at.kv_begin + BN - 1) / BN;
+    const uint q_addr = wg_smem_addr(smem), kv0 = q_addr + Q_BYTES, bars = q_addr + RING_BYTES;
+#define K_ADDR(b) (kv0 + ((b) % STAGES) * STAGE_BYTES)
+#define V_ADDR(b) (K_ADDR(b) + KV_BYTES)
+#define FULL(st) (bars + 8 * (st))
+#define EMPTY(st) (bars + 8 * (STAGES + (st)))
+    if (lid == 0)
+        for (uint st = 0; st < STAGES; st++) {
+            mbar_init(FULL(st), 128);        /* one cp.async arrival per producer work-item */
+            mbar_init(EMPTY(st), 128 * NWG); /* one arrival per consumer work-item */
+        }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the only work-group barrier */
+
+    if (g == NWG) { /* the producer; phase parity of block b: (b / STAGES) & 1 */
+        SETMAXNREG_DEC(40);
+        const uint pl = lid - 128 * NWG;
+        __global const uint *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0) / 2;
+        __global const uint *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0) / 2;
+        load_queries(q_addr, q, &at, q_off, q_sb, q_sh, q_st, pl); /* lands with block 0 */
+        for (uint b = 0; b < nb; b++) {
+            const uint st = b % STAGES, j0 = at.kv_begin + b * BN;
+            if (b >= STAGES) /* the stage's previous block, b - STAGES, is consumed */
+                mbar_wait(EMPTY(st), ((b / STAGES) & 1) ^ 1);
+            load_keys(K_ADDR(b), k_head, k_st, j0, at.kv_end, pl);
+            load_keys(V_ADDR(b), v_head, v_st, j0, at.kv_end, pl);
+            mbar_arrive_cp_async(FULL(st));
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight at exit */
+        return;
+    }
+    SETMAXNREG_INC(232);
+
+    /* This work-item's rows a and a + 8 and where their visible keys end. */
+    const uint row_a = at.r0 + 64 * g + 16 * w + lane / 4;
+    uint end[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint row = row_a + 8 * h;
+        end[h] = row < at.n_rows
+            ? min(fused_token_end(row / group, at.kv_len, at.causal_off), at.kv_end) : 0u;
+    }
+    float acc[D / 2], s[BN / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    uint pa[BN / 4];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        acc[i] = 0.0f;
+    const uint q_addr_g = q_addr + 8192 * g;
+    for (uint j = 0; j < nb; j++) {
+        const uint st = j % STAGES;
+        mbar_wait(FULL(st), (j / STAGES) & 1);
+        fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
+        issue_s(s, q_addr_g, K_ADDR(j));
+        WGMMA_WAIT(0);
+        softmax_block(s, acc, m, l, pa, end, at.kv_begin + j * BN, lane, scale_log2);
+        issue_pv(acc, pa, V_ADDR(j));
+        WGMMA_WAIT(0);
+        mbar_arrive(EMPTY(st));
+    }
+    /* The row of the fused_row_scale / LSE uses the row's own end; rows
+     * before the chunk's keys (a split chunk past a causal diagonal) saw
+     * none of them and keep m = -inf. */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint row = row_a + 8 * h;
+        const uint seen = row < at.n_rows
+            ? fused_token_end(row / group, at.kv_len, at.causal_off) : 0u;
+        store_row(acc, h, m[h], l[h], row, seen, lane, &at, flags, o, lse, part_o, part_ml,
+                  o_off, o_sb, o_sh, o_st, batch, heads, n_q);
+    }
+}
