@@ -295,6 +295,28 @@ static void test_device_random_fill(void **state)
     }
 }
 
+/* The Hopper kernel is in the table by name; it refuses fp32 wherever it
+ * is, and a device it cannot run on gets the reason. */
+static void test_wgmma_listed(void **state)
+{
+    (void)state;
+    clattn_fused_kernel id;
+    assert_int_equal(clattn_fused_kernel_find("nv-wgmma", &id), CLATTN_OK);
+    assert_int_equal(id, CLATTN_FUSED_NV_WGMMA);
+    assert_string_equal(clattn_fused_kernel_name(id), "nv-wgmma");
+    char why[200] = "";
+    clattn_shape s = { 1, 2, 1, 64, 128, 128, CLATTN_F32 };
+    assert_int_equal(clattn_fused_kernel_usable(ctx, id, &s, why, sizeof why), 0);
+    assert_true(why[0] != '\0');
+    s.dtype = CLATTN_F16;
+    why[0] = '\0';
+    const int usable = clattn_fused_kernel_usable(ctx, id, &s, why, sizeof why);
+    assert_true(usable == 0 || usable == 1);
+    if (!usable)
+        assert_true(why[0] != '\0');
+    print_message("nv-wgmma on this device: %s\n", usable ? "usable" : why);
+}
+
 int main(void)
 {
     int rc = clattn_open(&ctx, NULL);
@@ -316,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_events_and_caller_context),
         cmocka_unit_test(test_predicted_oom),
         cmocka_unit_test(test_device_random_fill),
+        cmocka_unit_test(test_wgmma_listed),
     };
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     clattn_close(&ctx);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call's worth of checks and timings on the lent H200, by stage:
 #   tests    every test binary, each status read right after it runs
+#   ptests   the same, all but test_large concurrently (shorter calls)
 #   verify   clattn verify: AUTO on both paths, then each fused kernel forced
 #   regs     registers and spills of the GPU kernels (NVIDIA's -cl-nv-verbose)
 #   tiled    the register-tiled kernel's candidates (clattn tune --no-save),
@@ -66,11 +67,23 @@ for stage in "$@"; do
             rc=$?
             say "$(basename "$t") exit $rc"
         done ;;
+    ptests)
+        # The same binaries, all but test_large at once (they only check
+        # results; one device call holds them all), then test_large alone:
+        # it allocates near the memory limit. Each status is its own.
+        say "stage ptests"
+        for t in build/tests/test_*; do
+            [ -f "$t" ] && [ -x "$t" ] && [ "$(basename "$t")" != test_large ] || continue
+            ( timeout 400 "$t" >"$out/logs/$(basename "$t").log" 2>&1; echo $? >"$out/logs/$(basename "$t").rc" ) &
+        done
+        wait
+        timeout 300 build/tests/test_large >"$out/logs/test_large.log" 2>&1; echo $? >"$out/logs/test_large.rc"
+        for f in "$out"/logs/test_*.rc; do say "$(basename "$f" .rc) exit $(cat "$f")"; done ;;
     verify)
         say "stage verify"
         timeout 240 $c verify >"$out/logs/verify_auto.txt" 2>&1; rc=$?
         say "verify AUTO exit $rc: $(tail -1 "$out/logs/verify_auto.txt") / $(tail -2 "$out/logs/verify_auto.txt" | head -1)"
-        for k in ${VERIFY_KERNELS:-nv-decode nv-mma tiled portable}; do
+        for k in ${VERIFY_KERNELS:-nv-wgmma nv-decode nv-mma tiled portable}; do
             timeout 240 $c verify --path fused --kernel $k >"$out/logs/verify_$k.txt" 2>&1; rc=$?
             say "verify --kernel $k exit $rc: $(tail -1 "$out/logs/verify_$k.txt") / $(grep -c 'ERROR' "$out/logs/verify_$k.txt") errors / $(tail -2 "$out/logs/verify_$k.txt" | head -1)"
         done ;;
@@ -189,6 +202,10 @@ for stage in "$@"; do
                     1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 \
                     8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0
         PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096 2>&1 | grep -v naive_skip | tee -a "$S"
+        timeout 100 $c tune --kernel nv-wgmma -d 128 -B 8 -H 32 -N 4096 --dtype fp16 --causal no \
+            --seconds 0.05 --no-save >"$out/logs/tune_nv-wgmma.txt" 2>&1
+        say "tune --kernel nv-wgmma exit $?"
+        grep -E "TFLOP|best|WRONG|failed|ignored" "$out/logs/tune_nv-wgmma.txt" | head -6 | tee -a "$S"
         timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
         say "bench --preset decode exit $?"
         grep -E "^ *[0-9]+ +[0-9]+ +[0-9]+ .*fused/" "$out/logs/bench_decode.txt" | tee -a "$S" ;;
