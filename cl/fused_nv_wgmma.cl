@@ -10,10 +10,10 @@
  * (FUSED_F_*), after the shared list.
  *
  * A work-group is three warpgroups of 128 work-items. The last (the
- * producer, 40 registers after setmaxnreg) copies each BN-key block of K
+ * producer, 40 registers after setmaxnreg; 24 at d = 64) copies each BN-key block of K
  * and V into a ring of STAGES stages with cp.async; a "full" mbarrier per stage completes when
  * a block has landed (cp.async.mbarrier.arrive), an "empty" one when both
- * consumers are done with it. The two consumer warpgroups (232 registers)
+ * consumers are done with it. The two consumer warpgroups (232; 104)
  * copy the tile's BM = 128 packed Q rows themselves, then own 64 rows each
  * and, per key block:
  *
@@ -52,7 +52,11 @@
 
 /* Keys per block and ring depth: D = 256 halves BN to keep two stages
  * (Q 64 KiB + 2 x 64 KiB of K and V) in the 227 KiB of shared memory and
- * O's 128 accumulators in the consumers' registers. */
+ * O's 128 accumulators in the consumers' registers. D = 64 takes BN 64 and
+ * four stages (80 KiB) at .maxnreg 80 (0 spills): two work-groups per SM,
+ * so that one's ring fill and epilogue run under the other's GEMMs (short
+ * sequences have few key blocks per tile); d = 128 and 256 need the
+ * consumers' 232 registers (.maxnreg 168, one group per SM). */
 #if D == 256
 #define BN 64
 #define STAGES 2
@@ -60,8 +64,18 @@
 #define BN 128
 #define STAGES 2
 #else
-#define BN 128
-#define STAGES 3
+#define BN 64
+#define STAGES 4
+#endif
+/* setmaxnreg's split of the group's registers (.maxnreg x 384; ptxas
+ * allocates each side within its share): 40 + 2 x 232 of 168 x 3, and at
+ * d = 64 24 + 2 x 104 of 80 x 3. */
+#if D == 64
+#define PRODUCER_REGS 24
+#define CONSUMER_REGS 104
+#else
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS 232
 #endif
 #define NWG 2                 /* consumer warpgroups */
 #define BM (64 * NWG)
@@ -310,7 +324,7 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
     barrier(CLK_LOCAL_MEM_FENCE); /* the only work-group barrier */
 
     if (g == NWG) { /* the producer; phase parity of block b: (b / STAGES) & 1 */
-        SETMAXNREG_DEC(40);
+        SETMAXNREG_DEC(PRODUCER_REGS);
         const uint pl = lid - 128 * NWG;
         __global const uint *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0) / 2;
         __global const uint *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0) / 2;
@@ -325,7 +339,7 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
         asm volatile("cp.async.wait_all;\n" ::: "memory"); /* nothing in flight at exit */
         return;
     }
-    SETMAXNREG_INC(232);
+    SETMAXNREG_INC(CONSUMER_REGS);
     /* Q: the consumers' own copies, visible to both warpgroups' wgmma
      * after their barrier (named barrier 1: the 256 consumers), while the
      * producer starts on the keys. */

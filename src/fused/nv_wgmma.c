@@ -2,8 +2,8 @@
 /* The Hopper warpgroup kernel (cl/fused_nv_wgmma.cl): compute capability
  * 9.0, fp16, d = 64/128/256, made at build time as one PTX program binary
  * per head dimension (cl/ptxgen.py). Its tiles are fixed by the build: 128
- * packed rows (two consumer warpgroups) by BN keys, and a work-group of 384
- * work-items (+ a producer warpgroup) fills an SM's registers. */
+ * packed rows (two consumer warpgroups) by BN keys, in work-groups of 384
+ * work-items (with the producer warpgroup), one or two per SM. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +24,12 @@ extern const struct fused_kernel fused_nv_wgmma;
 /* Keys per block and ring stages of the build (cl/fused_nv_wgmma.cl). */
 static size_t built_bn(size_t d)
 {
-    return d == 256 ? 64 : 128;
+    return d == 128 ? 128 : 64;
 }
 
 static size_t built_stages(size_t d)
 {
-    return d == 64 ? 3 : 2;
+    return d == 64 ? 4 : 2;
 }
 
 static void binary_name(size_t d, char *buf, size_t cap)
@@ -95,15 +95,15 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     return CLATTN_OK;
 }
 
-/* One group per SM: 384 work-items at .maxnreg 168 take 64,512 of its
- * 65,536 registers (and the ring 80 to 192 KiB of its shared memory). */
+/* Groups per SM: 384 work-items at .maxnreg 168 take 64,512 of its 65,536
+ * registers (d = 128, 256: Q and the ring 160 and 192 KiB of shared
+ * memory); d = 64 is built at .maxnreg 80 with an 80 KiB ring: two. */
 static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *s,
                             const struct fused_plan *plan)
 {
     (void)dev;
-    (void)s;
     (void)plan;
-    return 1;
+    return s->head_dim == 64 ? 2 : 1;
 }
 
 static void binary(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
