@@ -33,7 +33,8 @@ struct program_cache {
 
 /* Returns the program built from `file` with `options` on the context's
  * device, building it on first use. On a build failure the detail holds the
- * build log. */
+ * build log. A `file` ending in ".ptx" is an embedded PTX program binary
+ * (cl/ptxgen.py), built with no options (others are CLATTN_EINVAL). */
 int program_get(clattn_ctx *ctx, const char *file, const char *options, cl_program *out);
 
 /* Kernel `name` of a cached program, with a reference for the caller, who
