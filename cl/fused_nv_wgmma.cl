@@ -23,9 +23,10 @@
  *               registers (S's fragment packed to f16 is the A fragment),
  *               V from shared memory (MN-major: the transpose bit).
  *
- * This is cl/fused_wgmma.cl's fastest schedule (s2_w2_n128_o0_m3_p2 at
- * d = 128: 4.41 ms at B=8 H=32 N=4096 on the H200, docs/PERFORMANCE.md);
- * that file keeps the variants measured on the way and their harness.
+ * This is the fastest schedule of the variants measured with a standalone
+ * harness (s2_w2_n128_o0_m3_p2: 4.41 ms at B=8 H=32 N=4096 d=128 on the
+ * H200; the version tables are in docs/PERFORMANCE.md), with a leaner
+ * producer (3.79 ms).
  *
  * Shared tiles are 128-byte swizzled: an R x D tile is D/64 column blocks
  * of R rows of 128 bytes, 1024-byte atoms of 8 rows in which the 16-byte

@@ -11,7 +11,6 @@
 #   dsweep   the decode kernel's tiles, ring depths and splits on the
 #            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
-#   wgmma    tools/gpu/wgmma_try.sh: the Hopper wgmma kernel's variants
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
 #            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -209,13 +208,6 @@ for stage in "$@"; do
         timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
         say "bench --preset decode exit $?"
         grep -E "^ *[0-9]+ +[0-9]+ +[0-9]+ .*fused/" "$out/logs/bench_decode.txt" | tee -a "$S" ;;
-    wgmma)
-        # The Hopper warpgroup kernel's variants (tests/perf/wgmma_fused, each
-        # checked against the reference first), PyTorch in the same call.
-        say "stage wgmma"
-        BUILD=${WGMMA_BUILD:-build} timeout 200 bash tools/gpu/wgmma_try.sh >"$out/logs/wgmma.txt" 2>&1
-        say "wgmma_try exit $?"
-        sed -n '/== summary/,$p' "$out/logs/wgmma.txt" | tee -a "$S" ;;
     *) say "unknown stage $stage" ;;
     esac
 done
