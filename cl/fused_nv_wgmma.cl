@@ -46,28 +46,19 @@
 #define FUSED_RUNTIME_VARIANT
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "nv_wgmma_geometry.h"
 
 #if !defined(D) || (D != 64 && D != 128 && D != 256)
 #error "build with -DD=64, 128 or 256"
 #endif
 
-/* Keys per block and ring depth: D = 256 halves BN to keep two stages
- * (Q 64 KiB + 2 x 64 KiB of K and V) in the 227 KiB of shared memory and
- * O's 128 accumulators in the consumers' registers. D = 64 takes BN 64 and
- * four stages (80 KiB) at .maxnreg 80 (0 spills): two work-groups per SM,
- * so that one's ring fill and epilogue run under the other's GEMMs (short
- * sequences have few key blocks per tile); d = 128 and 256 need the
- * consumers' 232 registers (.maxnreg 168, one group per SM). */
-#if D == 256
-#define BN 64
-#define STAGES 2
-#elif D == 128
-#define BN 128
-#define STAGES 2
-#else
-#define BN 64
-#define STAGES 4
-#endif
+/* BN and STAGES per d, and why: nv_wgmma_geometry.h (the host reads them
+ * there too). d = 64 runs two work-groups per SM at .maxnreg 80 (0
+ * spills), so that one's ring fill and epilogue run under the other's
+ * GEMMs (short sequences have few key blocks per tile); d = 128 and 256
+ * need the consumers' 232 registers (.maxnreg 168, one group per SM). */
+#define BN NV_WGMMA_BN(D)
+#define STAGES NV_WGMMA_STAGES(D)
 /* setmaxnreg's split of the group's registers (.maxnreg x 384; ptxas
  * allocates each side within its share): 40 + 2 x 232 of 168 x 3, and at
  * d = 64 24 + 2 x 104 of 80 x 3. */
@@ -81,6 +72,9 @@
 #define NWG 2                 /* consumer warpgroups */
 #define BM (64 * NWG)
 #define THREADS (128 * (NWG + 1))
+#if BM != NV_WGMMA_BM || THREADS != NV_WGMMA_THREADS
+#error "nv_wgmma_geometry.h disagrees with the kernel's warpgroups"
+#endif
 #define CHUNKS (D / 8)        /* 16-byte chunks per row */
 #define Q_BYTES (BM * D * 2)
 #define KV_BYTES (BN * D * 2)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the command tests that run the clattn tool in a scratch folder
-# (test_cli_bench.sh, test_cli_predict.sh) after they set CLATTN and
+# (test_cli_bench.sh, test_cli_predict.sh, test_cli_run.sh) after they set CLATTN and
 # TEST_NAME: makes CLATTN absolute, runs on the default device whatever the
 # caller's shell chose, skips without python3 (exit 77), enters a scratch
 # folder removed on exit, gives measured ceilings and tuned tiles a cache of

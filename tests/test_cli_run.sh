@@ -13,25 +13,10 @@
 set -eu
 
 CLATTN=${1:?usage: test_cli_run.sh path/to/clattn}
-case $CLATTN in
-/*) ;;
-*) CLATTN=$PWD/$CLATTN ;;
-esac
-# The default device (PoCL's CPU on CI), whatever the caller's shell chose.
-unset CLATTN_DEVICE
-
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_run.XXXXXX")
-trap 'rm -rf "$dir"' EXIT INT TERM
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in stdout stderr; do
-        [ -s "$dir/$f" ] && { echo "--- $f:" >&2; cat "$dir/$f" >&2; }
-    done
-    exit 1
-}
+TEST_NAME=test_cli_run
+# CLATTN absolute, the default device, python3 or exit 77, a scratch $dir
+# (entered), fail and run_clattn.
+. "$(dirname "$0")/cli_test_setup.sh"
 
 # ----------------------------------------------------------------- helpers
 # npyutil.py make DIR      writes the inputs (good and bad) into DIR
@@ -216,21 +201,18 @@ elif sys.argv[1] == 'json':
 else:
     check(*sys.argv[2:])
 PY
-# Everything below runs inside $dir with short relative names, so messages
-# are easy to match and paths with spaces cannot split arguments.
-cd "$dir"
+# Everything below runs inside $dir (the setup entered it) with short
+# relative names, so messages are easy to match and paths with spaces
+# cannot split arguments.
 python3 npyutil.py make .
 
 out=out.npy
 
-# run_clattn ARGS...: runs `clattn run`, output in $dir/stdout, $dir/stderr,
-# exit status in $rc.
-run_clattn() {
+# run_run ARGS...: `clattn run ARGS` (the setup's run_clattn) with the
+# output file removed first; stdout and stderr in $dir, status in $rc.
+run_run() {
     rm -f "$out"
-    set +e
-    "$CLATTN" run "$@" >"$dir/stdout" 2>"$dir/stderr"
-    rc=$?
-    set -e
+    run_clattn run "$@"
 }
 
 # expect_error NAME STATUS PATTERN ARGS...: the run fails with STATUS, one
@@ -239,7 +221,7 @@ run_clattn() {
 expect_error() {
     name=$1 status=$2 pattern=$3
     shift 3
-    run_clattn "$@"
+    run_run "$@"
     [ "$rc" -eq "$status" ] || fail "$name: exit status $rc, want $status"
     [ "$(wc -l <"$dir/stderr")" -eq 1 ] || fail "$name: stderr is not one line"
     grep -qiE -- "$pattern" "$dir/stderr" || fail "$name: stderr does not match '$pattern'"
@@ -373,7 +355,7 @@ fi
 expect_run() {
     name=$1 tol=$2 causal=$3 scale=$4 q=$5 k=$6 v=$7
     shift 7
-    run_clattn --q "$q" --k "$k" --v "$v" --out "$out" "$@"
+    run_run --q "$q" --k "$k" --v "$v" --out "$out" "$@"
     if [ "$rc" -ne 0 ] && grep -qiE "no matching OpenCL device|ENODEV" "$dir/stderr"; then
         echo "SKIP: no OpenCL device"
         exit 77
@@ -388,7 +370,7 @@ expect_run() {
 }
 
 expect_run "fp32" 1e-4 none 0 "q.npy" "k.npy" "v.npy"
-set +e # not run_clattn: the last command of a pipeline may run in a subshell
+set +e # not run_run: the last command of a pipeline may run in a subshell
 cat q.npy | "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out" >"$dir/stdout" \
     2>"$dir/stderr"
 rc=$?
@@ -404,7 +386,7 @@ echo "ok: Q from a pipe"
 mkfifo out.fifo
 cat out.fifo >from_fifo.npy &
 reader=$!
-run_clattn --q q.npy --k k.npy --v v.npy --out out.fifo
+run_run --q q.npy --k k.npy --v v.npy --out out.fifo
 if [ "$rc" -ne 0 ] || [ ! -p out.fifo ]; then
     kill "$reader" 2>/dev/null || true # it waits on a FIFO nobody will open
     fail "FIFO output: exit status $rc, or out.fifo is no longer a FIFO"
@@ -416,16 +398,16 @@ echo "ok: FIFO output"
 
 if python3 npyutil.py clone /dev/null my_null 2>/dev/null &&
     python3 npyutil.py clone /dev/full my_full 2>/dev/null; then
-    run_clattn --q q.npy --k k.npy --v v.npy --out my_null
+    run_run --q q.npy --k k.npy --v v.npy --out my_null
     [ "$rc" -eq 0 ] || fail "device output: exit status $rc"
     python3 npyutil.py same my_null /dev/null || fail "device output: my_null replaced"
-    run_clattn --q q.npy --k k.npy --v v.npy --out my_full
+    run_run --q q.npy --k k.npy --v v.npy --out my_full
     [ "$rc" -eq 1 ] || fail "full device output: exit status $rc, want 1"
     grep -q "my_full: write failed" "$dir/stderr" || fail "full device output: no message"
     python3 npyutil.py same my_full /dev/full || fail "full device output: my_full replaced"
     echo "ok: device outputs"
 
-    run_clattn --q q.npy --k k.npy --v v.npy --out /dev/null
+    run_run --q q.npy --k k.npy --v v.npy --out /dev/null
     [ "$rc" -eq 0 ] || fail "/dev/null output: exit status $rc"
     [ -c /dev/null ] || fail "/dev/null is no longer a character device"
     echo "ok: /dev/null output"
@@ -460,7 +442,7 @@ echo "ok: time split in the summary"
 
 # Per-sequence lengths, split keys and the LSE, against the reference with
 # the same lengths; the JSON report says what ran.
-run_clattn $good --kv-lens 3,7 --split-kv 2 --causal=bottom-right --lse-out lse.npy \
+run_run $good --kv-lens 3,7 --split-kv 2 --causal=bottom-right --lse-out lse.npy \
     --json run.json
 [ "$rc" -eq 0 ] || fail "--kv-lens/--lse-out: exit status $rc"
 python3 npyutil.py lse "$out" lse.npy q.npy k.npy v.npy bottom-right 3,7 1e-4 >"$dir/check" 2>&1 ||
@@ -480,7 +462,7 @@ set -e
 [ "$rc" -eq 0 ] || fail "--out -: exit status $rc"
 python3 npyutil.py check dash.npy q.npy k.npy v.npy none 0 1e-4 >/dev/null || fail "--out -: data"
 grep -q "causal none" "$dir/stderr" || fail "--out -: no summary on stderr"
-run_clattn $good --json -
+run_run $good --json -
 [ "$rc" -eq 0 ] || fail "--json -: exit status $rc"
 cp "$dir/stdout" dash.json
 python3 npyutil.py json dash.json command=run || fail "--json -: stdout is not the report"

@@ -397,12 +397,7 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
     for (size_t i = 0; i < cfg->n_cases; i++) {
         const clattn_shape *s = &cfg->cases[i].shape;
         json_open(j, NULL, '{');
-        json_u64(j, "batch", s->batch);
-        json_u64(j, "heads", s->heads);
-        json_u64(j, "kv_heads", s->kv_heads);
-        json_u64(j, "q_len", s->q_len);
-        json_u64(j, "kv_len", s->kv_len);
-        json_u64(j, "head_dim", s->head_dim);
+        json_shape_fields(j, s);
         json_open(j, "masks", '[');
         for (int m = 0; m < 3; m++)
             if (cfg->cases[i].masks & (1 << m))

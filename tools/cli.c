@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 
 /* The real stderr while cli_quiet_begin has fd 2 elsewhere, else -1. */
 static int real_stderr = -1;
@@ -131,6 +132,22 @@ int cli_open(const char *selector, clattn_ctx **ctx)
     if (rc < 0)
         cli_lib_error("cannot open an OpenCL device", rc);
     return rc;
+}
+
+int cli_open_with_report(const char *selector, const char *json, const char *command,
+                         clattn_ctx **ctx, outfile *jf, struct json *j)
+{
+    if (cli_open(selector, ctx) < 0)
+        return 1;
+    if (!json)
+        return 0;
+    if (cli_output_open(json, jf)) {
+        clattn_close(ctx);
+        return 1;
+    }
+    json_begin_document(j, jf->stream, command);
+    json_str(j, "device", clattn_device_name(*ctx));
+    return 0;
 }
 
 /* The library's kernel table names the kernels: these need the library,

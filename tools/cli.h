@@ -58,6 +58,13 @@ int cli_output_commit(outfile *f);
  * prints the error and returns nonzero on failure. */
 int cli_open(const char *selector, clattn_ctx **ctx);
 
+struct json;
+/* cli_open, then, when `json` names a file, that report opened (outfile.h)
+ * and its document begun for `command` with the device's name. 0, or 1
+ * after the message with nothing left open. */
+int cli_open_with_report(const char *selector, const char *json, const char *command,
+                         clattn_ctx **ctx, outfile *jf, struct json *j);
+
 /* Parsers of option values (cli_parse.c): 0 on success, -1 on anything else,
  * which leaves *out as it was. tests/fuzz/fuzz_cli.c checks each against
  * the grammar given here. */

@@ -541,12 +541,7 @@ static void json_report(FILE *f, const run_args *a, const run_inputs *in,
     json_str(j, "v", a->v);
     json_close(j, '}');
     json_open(j, "shape", '{');
-    json_u64(j, "batch", s->batch);
-    json_u64(j, "heads", s->heads);
-    json_u64(j, "kv_heads", s->kv_heads);
-    json_u64(j, "q_len", s->q_len);
-    json_u64(j, "kv_len", s->kv_len);
-    json_u64(j, "head_dim", s->head_dim);
+    json_shape_fields(j, s);
     json_close(j, '}');
     json_str(j, "dtype", cli_dtype_name(s->dtype));
     json_str(j, "causal", cli_causal_name(a->opts.causal));

@@ -470,18 +470,12 @@ int cmd_tune(int argc, char **argv)
         return CLI_EXIT_FAILURE;
     set.text = a.json && outfile_is_stdout(a.json) ? stderr : stdout;
     clattn_ctx *ctx;
-    if (cli_open(a.device, &ctx) < 0)
-        return CLI_EXIT_FAILURE;
     outfile jf;
     struct json j;
-    if (a.json && cli_output_open(a.json, &jf)) {
-        clattn_close(&ctx);
+    if (cli_open_with_report(a.device, a.json, "tune", &ctx, &jf, &j))
         return CLI_EXIT_FAILURE;
-    }
     if (a.json) {
         set.json = &j;
-        json_begin_document(&j, jf.stream, "tune");
-        json_str(&j, "device", clattn_device_name(ctx));
         json_open(&j, "shape", '{');
         json_u64(&j, "batch", a.batch);
         json_u64(&j, "heads", a.heads);

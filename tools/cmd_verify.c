@@ -84,12 +84,8 @@ static void json_case(struct json *j, const struct test_case *c, const clattn_op
     json_str(j, "dtype", cli_dtype_name(c->dtype));
     json_str(j, "causal", cli_causal_name(c->causal));
     json_open(j, "shape", '{');
-    json_u64(j, "batch", c->b);
-    json_u64(j, "heads", c->h);
-    json_u64(j, "kv_heads", c->hkv);
-    json_u64(j, "q_len", c->nq);
-    json_u64(j, "kv_len", c->nk);
-    json_u64(j, "head_dim", c->d);
+    const clattn_shape shape = test_case_shape(c);
+    json_shape_fields(j, &shape);
     json_close(j, '}');
     if (opts->kv_lens) {
         json_open(j, "kv_lens", '[');
@@ -298,18 +294,12 @@ int cmd_verify(int argc, char **argv)
         return CLI_EXIT_FAILURE;
     struct verify_out out = { a.json && outfile_is_stdout(a.json) ? stderr : stdout, NULL };
     clattn_ctx *ctx;
-    if (cli_open(a.device, &ctx) < 0)
-        return CLI_EXIT_FAILURE;
     outfile jf;
     struct json j;
-    if (a.json && cli_output_open(a.json, &jf)) {
-        clattn_close(&ctx);
+    if (cli_open_with_report(a.device, a.json, "verify", &ctx, &jf, &j))
         return CLI_EXIT_FAILURE;
-    }
     if (a.json) {
         out.json = &j;
-        json_begin_document(&j, jf.stream, "verify");
-        json_str(&j, "device", clattn_device_name(ctx));
         json_u64(&j, "seed", a.seed);
         json_open(&j, "cases", '[');
     }

@@ -107,3 +107,13 @@ void json_figure(struct json *j, const char *key, clattn_figure f)
     json_str(j, "source", clattn_source_name(f.source));
     json_close(j, '}');
 }
+
+void json_shape_fields(struct json *j, const clattn_shape *s)
+{
+    json_u64(j, "batch", s->batch);
+    json_u64(j, "heads", s->heads);
+    json_u64(j, "kv_heads", s->kv_heads);
+    json_u64(j, "q_len", s->q_len);
+    json_u64(j, "kv_len", s->kv_len);
+    json_u64(j, "head_dim", s->head_dim);
+}

@@ -35,5 +35,8 @@ void json_num(struct json *j, const char *key, double v, int zero_is_null);
 void json_str(struct json *j, const char *key, const char *s);
 /* {"value": v or null, "source": "reported" | ...}. */
 void json_figure(struct json *j, const char *key, clattn_figure f);
+/* A shape's fields into the open object: batch, heads, kv_heads, q_len,
+ * kv_len, head_dim. */
+void json_shape_fields(struct json *j, const clattn_shape *s);
 
 #endif

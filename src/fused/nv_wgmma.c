@@ -16,21 +16,9 @@
 #include "fused/kernel.h"
 #include "fused/nv_mma.h"
 
-#define WGMMA_BM 128
-#define WGMMA_LOCAL 384
+#include "../../cl/nv_wgmma_geometry.h" /* the build's tiles, shared with the kernel */
 
 extern const struct fused_kernel fused_nv_wgmma;
-
-/* Keys per block and ring stages of the build (cl/fused_nv_wgmma.cl). */
-static size_t built_bn(size_t d)
-{
-    return d == 128 ? 128 : 64;
-}
-
-static size_t built_stages(size_t d)
-{
-    return d == 64 ? 4 : 2;
-}
 
 static void binary_name(size_t d, char *buf, size_t cap)
 {
@@ -61,7 +49,7 @@ static const char *not_preferred(const struct device_facts *dev, const struct at
 {
     (void)dev;
     const clattn_shape *s = c->shape;
-    if (s->heads / s->kv_heads * s->q_len < WGMMA_BM / 2)
+    if (s->heads / s->kv_heads * s->q_len < NV_WGMMA_BM / 2)
         return "fewer than 64 packed rows per KV head: its 128-row tiles would idle";
     return NULL;
 }
@@ -73,8 +61,8 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     (void)rows;
-    out->bm = WGMMA_BM;
-    out->bn = built_bn(s->head_dim);
+    out->bm = NV_WGMMA_BM;
+    out->bn = NV_WGMMA_BN(s->head_dim);
     out->tm = 0;
 }
 
@@ -83,14 +71,14 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     const size_t d = s->head_dim;
-    if (plan->tiles.bm != WGMMA_BM || plan->tiles.bn != built_bn(d))
+    if (plan->tiles.bm != NV_WGMMA_BM || plan->tiles.bn != NV_WGMMA_BN(d))
         return clattn_fail(CLATTN_EINVAL, "the wgmma kernel is built with %dx%zu tiles for "
-                           "d=%zu (asked %zux%zu)", WGMMA_BM, built_bn(d), d, plan->tiles.bm,
-                           plan->tiles.bn);
-    plan->warps = WGMMA_LOCAL / 32;
+                           "d=%zu (asked %zux%zu)", (int)NV_WGMMA_BM, (size_t)NV_WGMMA_BN(d), d,
+                           plan->tiles.bm, plan->tiles.bn);
+    plan->warps = NV_WGMMA_THREADS / 32;
     plan->m_tiles = 1;
-    plan->local = WGMMA_LOCAL;
-    plan->stages = built_stages(d);
+    plan->local = NV_WGMMA_THREADS;
+    plan->stages = NV_WGMMA_STAGES(d);
     plan->padded_dim = d;
     return CLATTN_OK;
 }
@@ -103,7 +91,7 @@ static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *
 {
     (void)dev;
     (void)plan;
-    return s->head_dim == 64 ? 2 : 1;
+    return NV_WGMMA_GROUPS_PER_SM(s->head_dim);
 }
 
 static void binary(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
