@@ -5,20 +5,30 @@
  * the Nq new tokens, at most 16 MT) against a long key range, which is
  * bound by reading K and V once.
  *
- * One warp per work-group owns the packed rows of one (sequence, KV head,
- * key chunk); split-KV (fused_grid.clh, cl/combine.cl) spreads a sequence's
- * keys over the device. What makes it stream: K and V blocks go through a
- * ring of STAGES local buffers filled by cp.async STAGES - 1 blocks ahead,
- * so a warp always has that many blocks' loads in flight while it computes
- * on one (the prefill kernel has one tile of K or V in flight). S = Q K^T and O += P V
- * are mma.sync m16n8k16 tiles (cl/nv_mma_tile.clh), as in prefill.
+ * One warp per work-group owns the packed rows of one (sequence, KV head)
+ * over part of the keys; split-KV (fused_grid.clh) spreads a sequence's
+ * keys over `splits` groups. What makes it stream: K and V blocks go
+ * through a ring of STAGES local buffers filled by cp.async STAGES - 1
+ * blocks ahead, so a warp always has that many blocks' loads in flight
+ * while it computes on one (the prefill kernel has one tile of K or V in
+ * flight). S = Q K^T and O += P V are mma.sync m16n8k16 tiles
+ * (cl/nv_mma_tile.clh), as in prefill.
+ *
+ * With a split (cl/nv_chunk_merge.clh): STEAL cuts the keys into chunks of
+ * split_keys that the tile's groups take in turn from a counter, so a
+ * group that streams faster takes more of them and the groups end
+ * together; each group still writes one partial result. The last group to
+ * finish combines the tile's partials (MERGE) or leaves them to
+ * cl/combine.cl, and puts the counters back for the next call.
  *
  * fp16 storage only. Build options: -DD=<64|128|256> -DBN=<keys per block,
- * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8>, and
- * fused_grid.clh's.
+ * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8> -DMERGE=<0|1:
+ * combine the chunks here, else cl/combine.cl does> -DSTEAL=<0|1: the
+ * groups of a row tile take its chunks in turn>, and fused_grid.clh's.
  */
-#if !defined(D) || !defined(BN) || !defined(MT) || !defined(STAGES)
-#error "build with -DD -DBN -DMT -DSTAGES (fused/nv_decode.c) and fused_grid.clh's options"
+#if !defined(D) || !defined(BN) || !defined(MT) || !defined(STAGES) || !defined(MERGE) || \
+    !defined(STEAL)
+#error "build with -DD -DBN -DMT -DSTAGES -DMERGE -DSTEAL (fused/nv_decode.c) and fused_grid.clh's options"
 #endif
 #if D != 64 && D != 128 && D != 256
 #error "D must be 64, 128 or 256"
@@ -49,6 +59,7 @@
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 #include "nv_mma_tile.clh"
+#include "nv_chunk_merge.clh"
 
 /* Rows of a block one pass of the warp's 32 lanes copies. */
 #define RPI (32 / CHUNKS)
@@ -76,8 +87,23 @@ static inline void ring_load(__local uint4 *tile, __global const ushort *head, u
  * still in flight. */
 #define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" :: "n"(n) : "memory")
 
+/* The walk over the group's key blocks: chunks of split_keys keys (CB
+ * blocks), the first the group's own split; with STEAL, each next one the
+ * row tile's next free chunk (take_chunk), else none. The copies run
+ * STAGES - 1 blocks ahead of the math, each side keeping its chunk and
+ * block within it. A host that steals makes CB >= STAGES - 1, so that the
+ * copies are never more than one chunk ahead of the math. */
+struct walk {
+    uint chunk, off, entry; /* the chunk, block within it, chunks walked before */
+};
+
+static inline uint walk_key(const struct walk *w, uint split_keys)
+{
+    return w->chunk * split_keys + w->off * BN;
+}
+
 __kernel __attribute__((reqd_work_group_size(32, 1, 1)))
-void attention_fused(FUSED_PARAMS(ushort))
+void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 {
     __local uint4 q_tile[BM * CHUNKS];
     __local uint4 ring[STAGES][2][TILE]; /* [stage][K, V][key block] */
@@ -86,24 +112,56 @@ void attention_fused(FUSED_PARAMS(ushort))
     const uint g = lane >> 2, t = lane & 3;
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM);
-    const uint kv_begin = at.kv_begin, kv_end = at.kv_end;
+    const uint kv_end = at.tile_end;
     __global const ushort *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const ushort *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+#if SPLIT
+    __global uint *ctr = chunk_ctr + 2 * ((at.b * kv_heads + at.hk) * n_rtiles + at.r0 / BM);
+#endif
+    const uint cb = split_keys / BN, n_chunks = (kv_end + split_keys - 1) / split_keys;
+    struct walk math = { at.split, 0, 0 }, copy = { at.split, 0, 0 };
+    uint copy_prev = at.split; /* the chunk before copy's */
+#if SPLIT && STEAL
+    uint pending = take_chunk(ctr, lane);
+#endif
+    /* One block further for the copies; a new chunk when this one ends. */
+#if SPLIT && STEAL
+#define NEXT_CHUNK(c) ((c) < n_chunks ? splits + lane_chunk(pending) : n_chunks)
+#define TAKE_AGAIN(c) do { if ((c) < n_chunks) pending = take_chunk(ctr, lane); } while (0)
+#else
+#define NEXT_CHUNK(c) n_chunks
+#define TAKE_AGAIN(c) do { } while (0)
+#endif
+#define COPY_STEP()                                                          \
+    do {                                                                     \
+        if (++copy.off == cb) {                                              \
+            copy.off = 0;                                                    \
+            copy.entry++;                                                    \
+            copy_prev = copy.chunk;                                          \
+            copy.chunk = NEXT_CHUNK(copy.chunk);                             \
+            TAKE_AGAIN(copy.chunk);                                          \
+        }                                                                    \
+    } while (0)
+    /* The copies' block, if it is one: K and V into ring slot `st`. */
+#define COPY_BLOCK(st)                                                       \
+    do {                                                                     \
+        const uint j_ = walk_key(&copy, split_keys);                         \
+        if (copy.chunk < n_chunks && j_ < kv_end) {                          \
+            ring_load(ring[st][0], k_head, k_st, j_, kv_end, lane);          \
+            ring_load(ring[st][1], v_head, v_st, j_, kv_end, lane);          \
+        }                                                                    \
+        cp_async_commit();                                                   \
+        COPY_STEP();                                                         \
+    } while (0)
 
     /* Group 0: Q; groups 1 .. STAGES - 1: the first blocks. Every step
-     * commits one group, empty past the chunk, so that "all but the newest
+     * commits one group, empty past the walk, so that "all but the newest
      * STAGES - 2 groups are done" always means "this step's block is in". */
     nv_load_queries(q_tile, q, &at, q_off, q_sb, q_sh, q_st, lane, BM, 32);
     cp_async_commit();
 #pragma unroll
-    for (uint st = 0; st < STAGES - 1; st++) {
-        const uint j = kv_begin + st * BN;
-        if (j < kv_end) {
-            ring_load(ring[st][0], k_head, k_st, j, kv_end, lane);
-            ring_load(ring[st][1], v_head, v_st, j, kv_end, lane);
-        }
-        cp_async_commit();
-    }
+    for (uint st = 0; st < STAGES - 1; st++)
+        COPY_BLOCK(st);
 
     const uint row0 = at.r0 + g;
     uint row_end[MT][2];
@@ -119,11 +177,14 @@ void attention_fused(FUSED_PARAMS(ushort))
     uint qa[MT][KS_QK][4];
 #endif
     uint slot = 0;
-    for (uint j0 = kv_begin; j0 < kv_end; j0 += BN) {
+    for (uint it = 0;; it++) {
+        const uint j0 = walk_key(&math, split_keys);
+        if (math.chunk >= n_chunks || j0 >= kv_end)
+            break;
         CP_ASYNC_WAIT(STAGES - 2);
         barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
 #if Q_IN_REGS
-        if (j0 == kv_begin) {
+        if (it == 0) {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -133,13 +194,7 @@ void attention_fused(FUSED_PARAMS(ushort))
         }
 #endif
         /* The block STAGES - 1 ahead goes where the previous one was. */
-        const uint ahead = j0 + (STAGES - 1) * BN;
-        const uint fill = slot == 0 ? STAGES - 1 : slot - 1;
-        if (ahead < kv_end) {
-            ring_load(ring[fill][0], k_head, k_st, ahead, kv_end, lane);
-            ring_load(ring[fill][1], v_head, v_st, ahead, kv_end, lane);
-        }
-        cp_async_commit();
+        COPY_BLOCK(slot == 0 ? STAGES - 1 : slot - 1);
 
         __local const uint4 *k_tile = ring[slot][0];
         float s[MT][NT_S][4];
@@ -173,9 +228,26 @@ void attention_fused(FUSED_PARAMS(ushort))
         nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
         nv_accumulate_pv(acc, s, ring[slot][1], v_key, v_ch);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
+        if (++math.off == cb) { /* the copies have entered the next chunk */
+            math.off = 0;
+            math.chunk = copy.entry == math.entry + 1 ? copy.chunk : copy_prev;
+            math.entry++;
+        }
     }
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
 
     nv_store_rows(acc, m_run, l_run, row_end, &at, row0, t, o, lse, part_o, part_ml, o_off, o_sb,
                   o_sh, o_st, batch, heads, n_q, scale_log2);
+#if SPLIT
+    /* The last group of the tile puts its counters back, and with MERGE
+     * combines the chunks (the ring is free: its copies are done). */
+    __local uint last;
+    if (nv_chunk_is_last(ctr, splits, lane, &last) && MERGE)
+        nv_merge_chunks(&at, lane, o, lse, part_o, part_ml, o_off, o_sb, o_sh, o_st, batch, heads,
+                        n_q, splits, (__local float *)ring);
+#endif
+#undef NEXT_CHUNK
+#undef TAKE_AGAIN
+#undef COPY_STEP
+#undef COPY_BLOCK
 }

@@ -170,6 +170,40 @@ static void test_long_cache(void **state)
     problem_free(&p);
 }
 
+/* Many chunks per sequence, up to FUSED_SPLITS_MAX (256), at every head
+ * dimension the tensor-core kernels take: the decode kernel's own combine
+ * (cl/nv_chunk_merge.clh) holds 8 chunks per lane and 4 rows at a time, and
+ * puts its arrival counters back for the next call, which the repeated
+ * calls check. Lengths 0, 1 and partial; rows past a sequence's queries. */
+static void test_many_chunks(void **state)
+{
+    (void)state;
+    static const size_t dims[] = { 64, 128, 256 };
+    static const uint32_t splits[] = { 2, 33, 100, 256, 33 };
+    static const uint32_t kv[] = { 8200, 0, 1, 4097 };
+    static const uint32_t ql[] = { 2, 1, 2, 1 };
+    for (size_t i = 0; i < 3; i++) {
+        struct problem p;
+        const clattn_causal causal = i == 1 ? CLATTN_CAUSAL_BOTTOM_RIGHT : CLATTN_CAUSAL_NONE;
+        problem_init(&p, 4, 16, 2, 2, 8200, dims[i], CLATTN_F16, causal, 90 + i);
+        memcpy(p.kv_lens, kv, sizeof kv);
+        memcpy(p.q_lens, ql, sizeof ql);
+        p.o.kv_lens = p.kv_lens;
+        p.o.q_lens = i == 2 ? p.q_lens : NULL;
+        clattn_kernel_info k;
+        for (size_t n = 0; clattn_fused_kernel_info(n, &k) == 0; n++) {
+            if (clattn_fused_kernel_usable(ctx, k.id, &p.s, NULL, 0) != 1)
+                continue;
+            for (size_t j = 0; j < sizeof splits / sizeof splits[0]; j++) {
+                char what[96];
+                snprintf(what, sizeof what, "d=%zu, %u chunks asked", dims[i], splits[j]);
+                run_one(&p, CLATTN_PATH_FUSED, k.id, splits[j], what);
+            }
+        }
+        problem_free(&p);
+    }
+}
+
 /* Per-sequence lengths in one batch: 0 (no keys: zeros, LSE -inf), 1, a
  * length at a chunk edge, the full Nk; query lengths ragged too. */
 static void test_sequence_lengths(void **state)
@@ -399,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_decode_shapes),      cmocka_unit_test(test_long_cache),
         cmocka_unit_test(test_sequence_lengths),   cmocka_unit_test(test_device_side_lengths),
         cmocka_unit_test(test_merge_halves),       cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_many_chunks),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     clattn_close(&ctx);

@@ -166,10 +166,14 @@ typedef struct clattn_fused_plan {
     size_t block_n;             /* keys per block */
     size_t rows_per_item;       /* register-tiled kernels: rows per work-item */
     size_t work_group_size;
-    uint32_t splits;            /* key chunks per sequence (split-KV); 1: none */
+    uint32_t splits;            /* key chunks per sequence (split-KV); 1: none.
+                                 * nv-decode: work-groups per sequence and
+                                 * KV head, which take its chunks of
+                                 * split_keys in turn */
     size_t split_keys;          /* keys per chunk, a multiple of block_n */
     uint64_t workspace_bytes;   /* the split's fp32 partial outputs and (max,
-                                 * sum) pairs, kept by the context */
+                                 * sum) pairs (and nv-decode's two counters
+                                 * per row tile), kept by the context */
     char note[160];             /* why tuned tiles or a kernel were passed
                                  * over, "" otherwise */
 } clattn_fused_plan;

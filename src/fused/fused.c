@@ -2,6 +2,7 @@
 /* The fused path (see fused.h): kernel choice, tile and split planning,
  * the split workspace, enqueue. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "context/context.h"
@@ -215,6 +216,8 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     const size_t per = (blocks + splits - 1) / splits;
     plan->split_keys = per * bn;
     plan->splits = (s->kv_len + plan->split_keys - 1) / plan->split_keys;
+    if (plan->splits > 1 && plan->kernel->plan_chunks)
+        plan->kernel->plan_chunks(plan, blocks);
 }
 
 /* Kernel `k` with its tiles and split for call `c`. */
@@ -288,40 +291,61 @@ int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_pla
                        ctx->dev.label, last[0] ? "; " : "", last);
 }
 
-/* The split workspace of `plan`: partial outputs and (max, sum) per chunk
- * and row, fp32. */
+/* The split workspace of `plan`: partial outputs and (max, sum) per group
+ * and row, fp32, and for a kernel that counts its chunks two 32-bit
+ * counters per row tile. */
 static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan,
-                            uint64_t bytes[2])
+                            uint64_t bytes[FUSED_PARTS])
 {
+    const int split = plan->splits > 1;
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len * plan->splits;
-    bytes[0] = plan->splits > 1 ? rows * s->head_dim * 4 : 0;
-    bytes[1] = plan->splits > 1 ? rows * 2 * 4 : 0;
+    const uint64_t tiles = (uint64_t)plan->n_rtiles * s->batch * s->kv_heads;
+    bytes[0] = split ? rows * s->head_dim * 4 : 0;
+    bytes[1] = split ? rows * 2 * 4 : 0;
+    bytes[2] = split && plan->kernel->takes_chunk_counter ? tiles * 2 * 4 : 0;
 }
 
 uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan)
 {
-    uint64_t b[2];
+    uint64_t b[FUSED_PARTS];
     workspace_bytes(s, plan, b);
-    return b[0] + b[1];
+    return b[0] + b[1] + b[2];
 }
 
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
 {
     struct fused_plan plan;
-    uint64_t b[2];
     int rc = fused_plan(ctx, c, &plan);
     if (rc < 0)
         return rc;
-    workspace_bytes(c->shape, &plan, b);
-    *bytes = b[0] + b[1];
+    *bytes = fused_plan_workspace(c->shape, &plan);
     return CLATTN_OK;
 }
 
+/* A buffer of `bytes` zeros: the arrival counters start at 0, and each
+ * call's last groups put them back. */
+static cl_mem zeroed_buffer(clattn_ctx *ctx, uint64_t bytes, cl_int *err)
+{
+    void *zeros = calloc(1, (size_t)bytes);
+    if (!zeros) {
+        *err = CL_OUT_OF_HOST_MEMORY;
+        return NULL;
+    }
+    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              (size_t)bytes, zeros, err);
+    free(zeros);
+    return m;
+}
+
 /* The workspace buffers, kept between calls; a larger request replaces them. */
-static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[2], cl_mem out[2])
+static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[FUSED_PARTS],
+                         cl_mem out[FUSED_PARTS])
 {
     struct fused_state *f = &ctx->fused;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < FUSED_PARTS; i++) {
+        out[i] = NULL;
+        if (!bytes[i])
+            continue;
         if (f->part[i] && f->part_bytes[i] >= bytes[i]) {
             out[i] = f->part[i];
             continue;
@@ -331,7 +355,8 @@ static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[2], cl_mem out[2]
         f->part[i] = NULL;
         f->part_bytes[i] = 0;
         cl_int err;
-        f->part[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes[i], NULL, &err);
+        f->part[i] = i == 2 ? zeroed_buffer(ctx, bytes[i], &err)
+                            : clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes[i], NULL, &err);
         if (err != CL_SUCCESS) {
             f->part[i] = NULL;
             fused_state_release(f);
@@ -345,7 +370,7 @@ static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[2], cl_mem out[2]
 
 void fused_state_release(struct fused_state *f)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < FUSED_PARTS; i++) {
         if (f->part[i])
             clReleaseMemObject(f->part[i]);
         f->part[i] = NULL;
@@ -373,13 +398,13 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     if (rc < 0)
         return rc;
     note_plan(c, &plan);
-    cl_mem part[2] = { NULL, NULL };
-    uint64_t bytes[2];
+    cl_mem part[FUSED_PARTS] = { NULL, NULL, NULL };
+    uint64_t bytes[FUSED_PARTS];
     workspace_bytes(c->shape, &plan, bytes);
     if (plan.splits > 1) {
         if ((rc = workspace_get(ctx, bytes, part)) < 0)
             return rc;
-        c->info->allocated_bytes = bytes[0] + bytes[1];
+        c->info->allocated_bytes = bytes[0] + bytes[1] + bytes[2];
     }
     char file[64], options[384];
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
@@ -387,9 +412,10 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     rc = kernel_get(ctx, file, options, FUSED_ENTRY, &kern);
     if (rc < 0)
         return rc;
-    rc = fused_launch(ctx, c, &plan, kern, part[0], part[1], plan.splits > 1 ? NULL : c->done);
+    const int combine = plan.splits > 1 && !plan.merges_chunks;
+    rc = fused_launch(ctx, c, &plan, kern, part, combine ? NULL : c->done);
     clReleaseKernel(kern);
-    if (rc >= 0 && plan.splits > 1)
+    if (rc >= 0 && combine)
         rc = fused_combine(ctx, c, &plan, part[0], part[1]);
     return rc;
 }

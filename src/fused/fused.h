@@ -13,14 +13,16 @@
 
 /* Probe builds per context, indexed by clattn_fused_kernel. */
 #define FUSED_IDS_MAX 16
+#define FUSED_PARTS 3 /* the split workspace's buffers */
 enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 
 struct fused_state {
     signed char probe[FUSED_IDS_MAX];
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
     char plan_failure[200];                 /* fused_cannot_plan's last reason */
-    cl_mem part[2];                         /* split-KV workspace: partial O, (max, sum) */
-    uint64_t part_bytes[2];
+    cl_mem part[FUSED_PARTS];               /* split-KV workspace: partial O, (max, sum),
+                                             * the merging kernels' arrival counters */
+    uint64_t part_bytes[FUSED_PARTS];
 };
 
 /* The kernel, tiles and split the fused path would use for call `c`; a

@@ -29,6 +29,11 @@ struct fused_plan {
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
+    int steals_chunks;      /* the groups of a row tile take its chunks of
+                             * split_keys in turn (`splits` groups, more
+                             * chunks); else each group has one */
+    int merges_chunks;      /* a split's last group combines the chunks: one
+                             * launch, no cl/combine.cl */
     char note[160];         /* why tuned tiles were set aside, "" otherwise */
 };
 
@@ -80,6 +85,14 @@ struct fused_kernel {
      * the driver takes but that faults at launch then loses only that
      * context. CLATTN_OK, or an error saying why. May be NULL. */
     int (*probe_launch)(const clattn_ctx *ctx);
+    /* Takes one more argument after the list (and the binary's): the
+     * split's counters, two per row tile (cl/nv_chunk_merge.clh; NULL
+     * without a split). */
+    int takes_chunk_counter;
+    /* Once the split is known (plan->splits > 1 of `blocks` key blocks):
+     * sets steals_chunks (then split_keys, the chunk) and merges_chunks.
+     * May be NULL: one chunk per group, cl/combine.cl. */
+    void (*plan_chunks)(struct fused_plan *plan, size_t blocks);
 };
 
 
@@ -107,9 +120,10 @@ unsigned fused_variant_flags(const struct fused_variant *v);
 
 /* Enqueues a built fused kernel on cl/fused_grid.clh's argument list, a
  * grid of row tiles x chunks x B x Hkv groups of plan->local work-items;
- * the split workspace (or NULL) is the chunks' outputs. */
+ * the split workspace (or NULLs) is the chunks' outputs: partial O, (max,
+ * sum), the arrival counters of a kernel that merges its chunks. */
 int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
-                 const struct fused_plan *plan, cl_kernel kernel, cl_mem part_o, cl_mem part_ml,
+                 const struct fused_plan *plan, cl_kernel kernel, const cl_mem part[3],
                  cl_event *done);
 
 /* The program that runs `plan` for call `c`: its file (a .cl source or a

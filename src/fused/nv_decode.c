@@ -38,6 +38,16 @@ static size_t ring_stages(size_t bn, size_t d)
     return stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
 }
 
+/* Measurement switches: CLATTN_NV_DECODE_MERGE=0|1 leaves a split's chunks
+ * to cl/combine.cl (a second launch) or merges them in the kernel whatever
+ * their count, CLATTN_NV_DECODE_STEAL=0|1 one chunk per group or chunks
+ * taken in turn, CLATTN_NV_DECODE_CB=<1..64> the blocks of a chunk taken. */
+static int env_flag(const char *name, int otherwise)
+{
+    const char *env = getenv(name);
+    return env && (env[0] == '0' || env[0] == '1') ? env[0] == '1' : otherwise;
+}
+
 static size_t max_rows(size_t d)
 {
     return d <= 128 ? 32 : 16; /* two 16-row tiles' accumulators fit up to d = 128 */
@@ -99,8 +109,35 @@ static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu", s->head_dim, plan->tiles.bn,
-             plan->m_tiles, plan->stages);
+    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d",
+             s->head_dim, plan->tiles.bn, plan->m_tiles, plan->stages, plan->merges_chunks,
+             plan->steals_chunks);
+}
+
+/* Most chunks the kernel merges itself: one warp, MERGE_BATCH chunks'
+ * loads in flight at a time (cl/nv_chunk_merge.clh); past this many,
+ * cl/combine.cl's row per work-group finishes sooner. */
+#define MERGE_SPLITS_MAX 16
+_Static_assert(FUSED_SPLITS_MAX <= 256, "cl/nv_chunk_merge.clh holds 8 chunks per lane");
+
+/* With a split, the groups of a row tile take its key chunks in turn
+ * (faster groups take more), chunks of CB blocks: the ring's STAGES - 1,
+ * the fewest the kernel's walk takes (it keeps its copies within one chunk
+ * of its math). Smaller chunks even out the groups' ends: on the H200, 2
+ * blocks ran 0.5-1% faster than 8 and 2-3% faster than 16 at B = 8, Nk =
+ * 4096 to 65536 (docs/PERFORMANCE.md). */
+static void plan_chunks(struct fused_plan *plan, size_t blocks)
+{
+    const size_t splits = plan->splits, floor_cb = plan->stages - 1;
+    size_t cb = floor_cb;
+    const char *env = getenv("CLATTN_NV_DECODE_CB"); /* for measuring it */
+    if (env && atoi(env) >= 1 && atoi(env) <= 64)
+        cb = (size_t)atoi(env);
+    cb = cb < floor_cb ? floor_cb : cb;
+    plan->steals_chunks = env_flag("CLATTN_NV_DECODE_STEAL", 1) && (blocks + cb - 1) / cb > splits;
+    if (plan->steals_chunks)
+        plan->split_keys = cb * plan->tiles.bn;
+    plan->merges_chunks = env_flag("CLATTN_NV_DECODE_MERGE", splits <= MERGE_SPLITS_MAX);
 }
 
 static const clattn_shape probe_shape = { 1, 4, 1, 1, 64, 64, CLATTN_F16 };
@@ -120,4 +157,6 @@ const struct fused_kernel fused_nv_decode = {
     .configure = configure,
     .groups_per_cu = groups_per_cu,
     .options = options,
+    .takes_chunk_counter = 1,
+    .plan_chunks = plan_chunks,
 };

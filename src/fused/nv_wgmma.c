@@ -192,6 +192,7 @@ static int probe_one(clattn_ctx *sib, size_t d)
     char name[48];
     memset(&info, 0, sizeof info);
     cl_kernel kern = NULL;
+    const cl_mem no_part[3] = { NULL, NULL, NULL }; /* the probe shape has no split */
     int rc = probe_inputs(sib, &s, &opts, &b);
     if (rc < 0)
         goto out;
@@ -199,7 +200,7 @@ static int probe_one(clattn_ctx *sib, size_t d)
     binary_name(d, name, sizeof name);
     if ((rc = kernel_get(sib, name, "", FUSED_ENTRY, &kern)) < 0)
         goto out;
-    if ((rc = fused_launch(sib, &c, &plan, kern, NULL, NULL, NULL)) < 0)
+    if ((rc = fused_launch(sib, &c, &plan, kern, no_part, NULL)) < 0)
         goto out;
     if ((rc = ctx_finish(sib, "the wgmma probe")) < 0)
         goto out;

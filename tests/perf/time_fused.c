@@ -10,8 +10,9 @@
  *                   KERNEL|auto|naive REPS [BATCHES [BMxBN[xTM] [SPLITS]]]
  * (tiles and splits 0 or absent: the library's choice)
  * Prints one JSON line: the per-call times of each batch, the process CPU
- * seconds per call (robust to other jobs on a shared CPU), the kernel the
- * library ran, its splits and tiles. Exit status 1 when a call fails. */
+ * seconds per call (robust to other jobs on a shared CPU), the host seconds
+ * per call spent enqueueing, the kernel the library ran, its splits and
+ * tiles. Exit status 1 when a call fails. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,19 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of x[0..n), which it sorts. */
+static double median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 static int usage(const char *argv0)
@@ -118,16 +132,49 @@ int main(int argc, char **argv)
            "\"times\": [", argv[1], argv[2], argv[3], info.kernel, info.splits, plan.block_m,
            plan.block_n, plan.rows_per_item);
     const double cpu0 = cpu_seconds();
+    double enqueued = 0; /* host seconds to enqueue the calls: near the per-call
+                          * time, the host, not the device, sets the pace */
     for (int b = 0; b < batches; b++) {
         const double t0 = now();
         for (int r = 0; r < reps; r++)
             if ((rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, NULL, &info)) < 0)
                 return fail("timed call", rc);
+        enqueued += now() - t0;
         if (clFinish(queue) != CL_SUCCESS)
             return fail("timed calls", CLATTN_EDEVLOST);
         printf("%s%.6g", b ? ", " : "", (now() - t0) / reps);
     }
-    printf("], \"cpu_per_call\": %.6g}\n", (cpu_seconds() - cpu0) / ((double)reps * batches));
+    printf("], \"cpu_per_call\": %.6g, \"enqueue_per_call\": %.6g",
+           (cpu_seconds() - cpu0) / ((double)reps * batches), enqueued / ((double)reps * batches));
+    /* One more batch with each call's event (its last kernel's): the
+     * device's own start and end times, and between calls the gap that the
+     * host clock above counts but a kernel's duration does not. */
+    cl_event *ev = calloc((size_t)reps, sizeof *ev);
+    double *run = calloc((size_t)reps, sizeof *run), *gap = calloc((size_t)reps, sizeof *gap);
+    if (!ev || !run || !gap)
+        return fail("timed calls", CLATTN_ENOMEM);
+    for (int r = 0; r < reps; r++)
+        if ((rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, &ev[r], &info)) < 0)
+            return fail("timed call", rc);
+    if (clFinish(queue) != CL_SUCCESS)
+        return fail("timed calls", CLATTN_EDEVLOST);
+    cl_ulong prev_end = 0;
+    int n_gap = 0;
+    for (int r = 0; r < reps; r++) {
+        cl_ulong start = 0, end = 0;
+        clGetEventProfilingInfo(ev[r], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+        clGetEventProfilingInfo(ev[r], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+        run[r] = 1e-9 * (double)(end - start);
+        if (r > 0)
+            gap[n_gap++] = 1e-9 * ((double)start - (double)prev_end);
+        prev_end = end;
+        clReleaseEvent(ev[r]);
+    }
+    printf(", \"last_kernel_s\": %.6g, \"gap_s\": %.6g}\n", median(run, reps),
+           n_gap ? median(gap, n_gap) : 0.0);
+    free(ev);
+    free(run);
+    free(gap);
     clReleaseMemObject(q);
     clReleaseMemObject(k);
     clReleaseMemObject(v);

@@ -11,6 +11,11 @@
 #   dsweep   the decode kernel's tiles, ring depths and splits on the
 #            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
+#   merge    the decode kernel's own split combine against cl/combine.cl
+#   chunks   the decode kernel's chunk size (CLATTN_NV_DECODE_CB)
+#   closing  the decode rows as shipped, PyTorch, bench --preset decode
+#   decode_ab the decode rows as shipped beside one chunk per group and
+#            cl/combine.cl, interleaved
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
 #            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -29,12 +34,13 @@ tf() {
     local line
     line=$(timeout 120 "$T" "$@" 2>&1)
     local rc=$?
+    [ -n "${TAG:-}" ] && echo "## [$TAG]" >>"$S"
     echo "$line" >>"$S"
     if [ $rc -ne 0 ]; then say "time_fused $* FAILED rc=$rc: ${line:0:200}"; return; fi
     python3 - "$line" "$*" <<'EOF' | tee -a "$S"
 import json, statistics, sys
 r = json.loads(sys.argv[1])
-print("## clattn %-52s %-28s %9.4f ms  splits %s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"]))
+print("## clattn %-52s %-28s %9.4f ms  splits %s%s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else ""))
 EOF
 }
 
@@ -208,6 +214,82 @@ for stage in "$@"; do
         timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
         say "bench --preset decode exit $?"
         grep -E "^ *[0-9]+ +[0-9]+ +[0-9]+ .*fused/" "$out/logs/bench_decode.txt" | tee -a "$S" ;;
+    merge)
+        # The decode kernel's own combine (cl/nv_chunk_merge.clh) against
+        # cl/combine.cl's second launch, chunks taken in turn against one
+        # per group:
+        # the serving tests, then the decode rows interleaved, a key sweep
+        # at 8 chunks, PyTorch in the same call.
+        say "stage merge"
+        for t in test_serving test_attention test_special; do
+            ( timeout 400 build/tests/$t >"$out/logs/$t.log" 2>&1; echo $? >"$out/logs/$t.rc" ) &
+        done
+        wait
+        for t in test_serving test_attention test_special; do
+            say "$t exit $(cat "$out/logs/$t.rc")"
+            grep -E "FAILED|ERROR|fail" "$out/logs/$t.log" | head -8 | tee -a "$S"
+        done
+        timeout 240 $c verify --path fused --kernel nv-decode >"$out/logs/verify_nv-decode.txt" 2>&1; rc=$?
+        say "verify --kernel nv-decode exit $rc: $(tail -1 "$out/logs/verify_nv-decode.txt")"
+        for round in 1 2; do
+            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
+                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+                TAG=default tf $shape fp16 none auto 20 3
+                CLATTN_NV_DECODE_STEAL=0 CLATTN_NV_DECODE_MERGE=0 TAG="static, combine.cl" tf $shape fp16 none auto 20 3
+                CLATTN_NV_DECODE_STEAL=0 TAG="static, default merge" tf $shape fp16 none auto 20 3
+                CLATTN_NV_DECODE_MERGE=0 TAG="steal, combine.cl" tf $shape fp16 none auto 20 3
+            done
+        done
+        for nk in 1024 2048 4096 8192 16384 32768 65536; do
+            TAG="sweep 8 groups" tf 8,32,8,1,$nk,128 fp16 none nv-decode 20 3 0 8
+        done
+        for sp in 4 6 12 16; do TAG="B8 16384 $sp groups" tf 8,32,8,1,16384,128 fp16 none nv-decode 20 3 0 $sp; done
+        TAG="one chunk" tf 8,32,8,1,32,128 fp16 none nv-decode 20 3 0 1
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
+                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 ;;
+    decode_ab)
+        # The decode rows as shipped beside the previous commit's scheme
+        # (one chunk per group, cl/combine.cl), interleaved, PyTorch after.
+        say "stage decode_ab"
+        for round in 1 2; do
+            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
+                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+                TAG=default tf $shape fp16 none auto 20 3
+                CLATTN_NV_DECODE_STEAL=0 CLATTN_NV_DECODE_MERGE=0 TAG="static, combine.cl" tf $shape fp16 none auto 20 3
+            done
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
+                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 ;;
+    chunks)
+        # The size of the chunks the decode kernel's groups take in turn.
+        say "stage chunks"
+        for round in 1 2; do
+            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128; do
+                for cb in 2 4 8 16; do
+                    CLATTN_NV_DECODE_CB=$cb TAG="cb $cb" tf $shape fp16 none auto 20 3
+                done
+            done
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 ;;
+    closing)
+        # The decode and chunked-prefill rows of issue 10 as shipped, twice,
+        # the in-kernel merge forced at 66 chunks, PyTorch after, and
+        # `clattn bench --preset decode` (GB/s against the measured rate).
+        say "stage closing"
+        for round in 1 2; do
+            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
+                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+                TAG=default tf $shape fp16 none auto 20 3
+            done
+            CLATTN_NV_DECODE_MERGE=1 TAG="merge at 66 chunks" tf 1,32,8,1,131072,128 fp16 none auto 20 3
+            TAG=default tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 3
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
+                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 \
+                    1,32,8,512,16384,128,16,0
+        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
+        say "bench --preset decode exit $?"
+        grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
     *) say "unknown stage $stage" ;;
     esac
 done
