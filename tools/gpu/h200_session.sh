@@ -14,6 +14,7 @@
 #   merge    the decode kernel's own split combine against cl/combine.cl
 #   chunks   the decode kernel's chunk size (CLATTN_NV_DECODE_CB)
 #   closing  the decode rows as shipped, PyTorch, bench --preset decode
+#   ring     the decode kernel's ring shapes at B = 8
 #   decode_ab the decode rows as shipped beside one chunk per group and
 #            cl/combine.cl, interleaved
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
@@ -290,6 +291,19 @@ for stage in "$@"; do
         timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
         say "bench --preset decode exit $?"
         grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
+    ring)
+        # Ring shapes at about the same local memory per SM: more, smaller
+        # blocks for more groups per SM, or fewer groups with deeper rings.
+        say "stage ring"
+        for shape in 8,32,8,1,16384,128 8,32,8,1,4096,128; do
+            for round in 1 2; do
+                TAG=default tf $shape fp16 none auto 20 3
+                for v in 16x16:5 16x16:4 16x16:6 16x64:2 16x32:4; do
+                    CLATTN_NV_DECODE_STAGES=${v#*:} TAG="ring $v" tf $shape fp16 none nv-decode 20 3 ${v%:*} 0
+                done
+            done
+        done
+        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 ;;
     *) say "unknown stage $stage" ;;
     esac
 done
