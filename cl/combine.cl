@@ -13,10 +13,21 @@
  * chunk: a 66-chunk decode on the H200, B=1 Nk=131072, went from 0.163 to
  * 0.153 ms with this, docs/PERFORMANCE.md).
  *
+ * With PARTS > 1 the work-items of a column are PARTS apart and each sums
+ * every PARTS-th chunk, the parts then added in local memory, so that a
+ * row of many chunks waits for fewer loads in turn (the H200's 66-chunk
+ * decode, B = 1 Nk = 131072, spent 11.7 us here with one part; more parts
+ * are a measurement switch until measured, src/fused/launch.c).
+ *
  * Build options: -DD=<head dim> -DWG=<work-items, a power of two >= D>
- * -DCHUNKS_MAX=<most chunks a call has> -DCAUSAL -DCAUSAL_BR -DKV_LENS
- * -DQ_LENS -DLSE_OUT (0|1 each), -DDTYPE_F16 (optional).
+ * -DPARTS=<WG / COLS_WG: 1, 2, 4 or 8> -DCHUNKS_MAX=<most chunks a call has>
+ * -DCAUSAL -DCAUSAL_BR -DKV_LENS -DQ_LENS -DLSE_OUT (0|1 each), -DDTYPE_F16
+ * (optional).
  */
+#ifndef PARTS
+#define PARTS 1
+#endif
+#define COLS_WG (WG / PARTS) /* work-items per part: a power of two >= D */
 #include "dtype.clh"
 #include "fused_finish.clh"
 
@@ -90,18 +101,26 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
     }
     l = group_reduce(l, 0, scratch, x); /* its barriers publish weight[] too */
 
+    const uint col = x % COLS_WG, part = x / COLS_WG;
     float acc = 0.0f;
-    if (live && x < D) {
+    if (live && col < D) {
 #pragma unroll 8
-        for (uint s = 0; s < splits; s++) {
+        for (uint s = part; s < splits; s += PARTS) {
             const float w = weight[s];
             if (w >= 0.0f || isnan(w))
-                acc += part_o[(s * rows + row) * D + x] * w;
+                acc += part_o[(s * rows + row) * D + col] * w;
         }
     }
+#if PARTS > 1
+    scratch[x] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (part == 0)
+        for (uint p = 1; p < PARTS; p++)
+            acc += scratch[x + p * COLS_WG];
+#endif
     const float scale = live ? fused_row_scale(l, mx, sees_key, SCORE_LIMIT) : 0.0f;
-    if (x < D)
-        STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + x);
+    if (part == 0 && col < D)
+        STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + col);
 #if LSE_OUT
     if (x == 0)
         lse[row] = live ? fused_row_lse(l, mx, sees_key, scale) : -INFINITY;

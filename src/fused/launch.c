@@ -2,6 +2,7 @@
 /* Launching the fused kernels (cl/fused_grid.clh's argument list) and the
  * split-KV combine (cl/combine.cl). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "context/context.h"
 #include "context/program.h"
@@ -92,19 +93,37 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     return CLATTN_OK;
 }
 
+/* Work-items per output column of cl/combine.cl: one, unless
+ * CLATTN_COMBINE_PARTS=<1|2|4|8> asks for more (within the device's
+ * work-group size). More parts should shorten a row of many chunks on a
+ * GPU (the H200's 66-chunk row spent 11.7 us in combine.cl, one load per
+ * chunk in turn per column); not measured there yet, so not the default. */
+static size_t combine_parts(const clattn_ctx *ctx, size_t cols)
+{
+    const char *env = getenv("CLATTN_COMBINE_PARTS");
+    size_t parts = 1;
+    if (env && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8))
+        parts = (size_t)atoi(env);
+    const size_t max_wg = ctx->dev.max_wg ? ctx->dev.max_wg : 256;
+    while (parts > 1 && cols * parts > (max_wg < 1024 ? max_wg : 1024))
+        parts /= 2;
+    return parts;
+}
+
 int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
                   cl_mem part_o, cl_mem part_ml)
 {
     const clattn_shape *s = c->shape;
-    size_t wg = 32;
-    while (wg < s->head_dim)
-        wg *= 2;
+    size_t cols = 32;
+    while (cols < s->head_dim)
+        cols *= 2;
+    const size_t parts = combine_parts(ctx, cols), wg = cols * parts;
     char options[256];
     snprintf(options, sizeof options,
-             "-DD=%zu -DWG=%zu -DCHUNKS_MAX=%d -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d "
+             "-DD=%zu -DWG=%zu -DPARTS=%zu -DCHUNKS_MAX=%d -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d "
              "-DQ_LENS=%d -DLSE_OUT=%d%s",
-             s->head_dim, wg, FUSED_SPLITS_MAX, c->causal, c->causal_br, c->kv_lens != NULL, c->q_lens != NULL,
-             c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             s->head_dim, wg, parts, FUSED_SPLITS_MAX, c->causal, c->causal_br, c->kv_lens != NULL,
+             c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
     cl_kernel kern;
     int rc = kernel_get(ctx, "combine.cl", options, "attention_combine", &kern);
     if (rc < 0)

@@ -15,6 +15,7 @@
 #   chunks   the decode kernel's chunk size (CLATTN_NV_DECODE_CB)
 #   closing  the decode rows as shipped, PyTorch, bench --preset decode
 #   ring     the decode kernel's ring shapes at B = 8
+#   combine  cl/combine.cl's parts per column at 66 chunks, test_serving
 #   decode_ab the decode rows as shipped beside one chunk per group and
 #            cl/combine.cl, interleaved
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
@@ -304,6 +305,16 @@ for stage in "$@"; do
             done
         done
         torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 ;;
+    combine)
+        # cl/combine.cl with a column's chunks in 1 (the default), 4 or 8
+        # parts on the 66-chunk decode row, then test_serving (not yet run).
+        say "stage combine"
+        for round in 1 2; do
+            for p in 1 4 8; do CLATTN_COMBINE_PARTS=$p TAG="parts $p" tf 1,32,8,1,131072,128 fp16 none auto 20 3; done
+        done
+        torch_cases 1,32,8,1,131072,128,16,0
+        timeout 100 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; say "test_serving exit $?"
+        grep -E "FAILED|ERROR" "$out/logs/test_serving.log" | head -5 | tee -a "$S" ;;
     *) say "unknown stage $stage" ;;
     esac
 done
