@@ -300,16 +300,16 @@ static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan
     const int split = plan->splits > 1;
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len * plan->splits;
     const uint64_t tiles = (uint64_t)plan->n_rtiles * s->batch * s->kv_heads;
-    bytes[0] = split ? rows * s->head_dim * 4 : 0;
-    bytes[1] = split ? rows * 2 * 4 : 0;
-    bytes[2] = split && plan->kernel->takes_chunk_counter ? tiles * 2 * 4 : 0;
+    bytes[FUSED_PART_O] = split ? rows * s->head_dim * 4 : 0;
+    bytes[FUSED_PART_ML] = split ? rows * 2 * 4 : 0;
+    bytes[FUSED_PART_COUNTERS] = split && plan->kernel->takes_chunk_counter ? tiles * 2 * 4 : 0;
 }
 
 uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan)
 {
     uint64_t b[FUSED_PARTS];
     workspace_bytes(s, plan, b);
-    return b[0] + b[1] + b[2];
+    return b[FUSED_PART_O] + b[FUSED_PART_ML] + b[FUSED_PART_COUNTERS];
 }
 
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
@@ -355,7 +355,7 @@ static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[FUSED_PARTS],
         f->part[i] = NULL;
         f->part_bytes[i] = 0;
         cl_int err;
-        f->part[i] = i == 2 ? zeroed_buffer(ctx, bytes[i], &err)
+        f->part[i] = i == FUSED_PART_COUNTERS ? zeroed_buffer(ctx, bytes[i], &err)
                             : clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes[i], NULL, &err);
         if (err != CL_SUCCESS) {
             f->part[i] = NULL;
@@ -404,7 +404,7 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     if (plan.splits > 1) {
         if ((rc = workspace_get(ctx, bytes, part)) < 0)
             return rc;
-        c->info->allocated_bytes = bytes[0] + bytes[1] + bytes[2];
+        c->info->allocated_bytes = fused_plan_workspace(c->shape, &plan);
     }
     char file[64], options[384];
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
@@ -416,6 +416,6 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     rc = fused_launch(ctx, c, &plan, kern, part, combine ? NULL : c->done);
     clReleaseKernel(kern);
     if (rc >= 0 && combine)
-        rc = fused_combine(ctx, c, &plan, part[0], part[1]);
+        rc = fused_combine(ctx, c, &plan, part[FUSED_PART_O], part[FUSED_PART_ML]);
     return rc;
 }

@@ -13,7 +13,6 @@
 
 /* Probe builds per context, indexed by clattn_fused_kernel. */
 #define FUSED_IDS_MAX 16
-#define FUSED_PARTS 3 /* the split workspace's buffers */
 enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 
 struct fused_state {

@@ -118,12 +118,16 @@ unsigned fused_variant_flags(const struct fused_variant *v);
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
 
+/* The split workspace's buffers: partial O, (max, sum) pairs, and the
+ * counters of a kernel that takes_chunk_counter (created zeroed). */
+enum { FUSED_PART_O, FUSED_PART_ML, FUSED_PART_COUNTERS, FUSED_PARTS };
+
 /* Enqueues a built fused kernel on cl/fused_grid.clh's argument list, a
  * grid of row tiles x chunks x B x Hkv groups of plan->local work-items;
  * the split workspace (or NULLs) is the chunks' outputs: partial O, (max,
  * sum), the arrival counters of a kernel that merges its chunks. */
 int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
-                 const struct fused_plan *plan, cl_kernel kernel, const cl_mem part[3],
+                 const struct fused_plan *plan, cl_kernel kernel, const cl_mem part[FUSED_PARTS],
                  cl_event *done);
 
 /* The program that runs `plan` for call `c`: its file (a .cl source or a

@@ -48,7 +48,7 @@ static void arg_layout(struct args *a, const struct tensor_layout *l)
 }
 
 int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
-                 cl_kernel kern, const cl_mem part[3], cl_event *done)
+                 cl_kernel kern, const cl_mem part[FUSED_PARTS], cl_event *done)
 {
     const clattn_shape *s = c->shape;
     struct args a = { kern, 0, CL_SUCCESS };
@@ -58,8 +58,8 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_mem(&a, c->v);
     arg_mem(&a, c->o);
     arg_mem(&a, c->lse);
-    arg_mem(&a, part[0]);
-    arg_mem(&a, part[1]);
+    arg_mem(&a, part[FUSED_PART_O]);
+    arg_mem(&a, part[FUSED_PART_ML]);
     arg_mem(&a, c->kv_lens);
     arg_mem(&a, c->q_lens);
     arg_layout(&a, &c->ql);
@@ -81,7 +81,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
         arg_u32(&a, fused_variant_flags(&v));
     }
     if (plan->kernel->takes_chunk_counter)
-        arg_mem(&a, plan->splits > 1 ? part[2] : NULL);
+        arg_mem(&a, plan->splits > 1 ? part[FUSED_PART_COUNTERS] : NULL);
     if (a.err != CL_SUCCESS)
         return clattn_fail_cl(a.err, "clSetKernelArg(" FUSED_ENTRY ")");
     size_t local = plan->local;

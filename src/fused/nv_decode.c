@@ -123,9 +123,9 @@ _Static_assert(FUSED_SPLITS_MAX <= 256, "cl/nv_chunk_merge.clh holds 8 chunks pe
 /* With a split, the groups of a row tile take its key chunks in turn
  * (faster groups take more), chunks of CB blocks: the ring's STAGES - 1,
  * the fewest the kernel's walk takes (it keeps its copies within one chunk
- * of its math). Smaller chunks even out the groups' ends: on the H200, 2
- * blocks ran 0.5-1% faster than 8 and 2-3% faster than 16 at B = 8, Nk =
- * 4096 to 65536 (docs/PERFORMANCE.md). */
+ * of its math). Smaller chunks even out the groups' ends: on the H200 at
+ * B = 8 (call 4 of docs/h200/2026-12-01d), 2 blocks ran 0.6-1.2% faster
+ * than 8 and 0.6-4.8% faster than 16 at Nk = 4096, 16384 and 65536. */
 static void plan_chunks(struct fused_plan *plan, size_t blocks)
 {
     const size_t splits = plan->splits, floor_cb = plan->stages - 1;

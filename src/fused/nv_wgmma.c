@@ -192,7 +192,7 @@ static int probe_one(clattn_ctx *sib, size_t d)
     char name[48];
     memset(&info, 0, sizeof info);
     cl_kernel kern = NULL;
-    const cl_mem no_part[3] = { NULL, NULL, NULL }; /* the probe shape has no split */
+    const cl_mem no_part[FUSED_PARTS] = { NULL, NULL, NULL }; /* the probe shape has no split */
     int rc = probe_inputs(sib, &s, &opts, &b);
     if (rc < 0)
         goto out;

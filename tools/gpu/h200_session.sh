@@ -31,6 +31,14 @@ T=build/tests/perf/time_fused
 S=$out/session.txt
 say() { echo "## $*" | tee -a "$S"; }
 torch_cases() { PYTHONUNBUFFERED=1 python3 .gpu/torch_cases.py "$@" 2>&1 | tee -a "$S"; }
+# The decode rows of issue 10 (B,H,Hkv,Nq,Nk,d), fp16, and PyTorch on them
+# and on any shapes more (torch_cases' dtype and mask fields added).
+DECODE_ROWS="8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 64,32,8,1,4096,128"
+torch_rows() {
+    local cases=() x
+    for x in "$@"; do cases+=("$x,16,0"); done
+    torch_cases "${cases[@]}"
+}
 # One clattn timing: the median of the batches' per-call times, in ms.
 tf() {
     local line
@@ -130,17 +138,14 @@ for stage in "$@"; do
         CLATTN_NV_GEMM=off timeout 120 build/tests/test_gemm >"$out/logs/test_gemm_nvoff.log" 2>&1; say "test_gemm (tensor cores off) exit $?" ;;
     decode)
         say "stage decode"
-        for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                     64,32,8,1,4096,128; do
+        for shape in $DECODE_ROWS; do
             for sp in 0 16 64 256; do tf $shape fp16 none auto 10 3 0 $sp; done
         done
         for sp in 0 8 32; do tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3 0 $sp; done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 ;;
+        torch_rows $DECODE_ROWS 1,32,8,512,16384,128 ;;
     dsweep)
         say "stage dsweep"
-        for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                     64,32,8,1,4096,128; do
+        for shape in $DECODE_ROWS; do
             tf $shape fp16 none nv-mma 10 3
             tf $shape fp16 none auto 10 3
             for v in 16x16:8 16x32:2 16x32:6 16x64:2 16x64:3; do
@@ -148,8 +153,7 @@ for stage in "$@"; do
             done
             for sp in 4 8 16 32 64; do tf $shape fp16 none nv-decode 10 3 0 $sp; done
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 ;;
+        torch_rows $DECODE_ROWS ;;
     prefill)
         # This commit's fused path beside an older build's (build-before/,
         # carried when present), interleaved, then PyTorch.
@@ -194,8 +198,7 @@ for stage in "$@"; do
         # the tiled kernel's default tiles, prefill beside the older build;
         # PyTorch in the same call.
         say "stage final"
-        for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                     64,32,8,1,4096,128; do
+        for shape in $DECODE_ROWS; do
             tf $shape fp16 none auto 10 3
         done
         tf 1,32,8,512,16384,128 fp16 bottom-right auto 10 3
@@ -205,9 +208,8 @@ for stage in "$@"; do
                 --reps-seconds 0.2 >"$out/logs/final_prefill_$b.txt" 2>&1
             prefill_rows "$out/logs/final_prefill_$b.txt" "$b"
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 1,32,8,512,16384,128,16,0 \
-                    8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0
+        torch_rows $DECODE_ROWS 1,32,8,512,16384,128
+        torch_cases 8,32,32,4096,4096,128,32,0 8,32,32,4096,4096,64,32,0
         PYTHONUNBUFFERED=1 python3 .gpu/torch_sdpa.py 1024,4096 2>&1 | grep -v naive_skip | tee -a "$S"
         timeout 100 $c tune --kernel nv-wgmma -d 128 -B 8 -H 32 -N 4096 --dtype fp16 --causal no \
             --seconds 0.05 --no-save >"$out/logs/tune_nv-wgmma.txt" 2>&1
@@ -234,8 +236,7 @@ for stage in "$@"; do
         timeout 240 $c verify --path fused --kernel nv-decode >"$out/logs/verify_nv-decode.txt" 2>&1; rc=$?
         say "verify --kernel nv-decode exit $rc: $(tail -1 "$out/logs/verify_nv-decode.txt")"
         for round in 1 2; do
-            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
                 TAG=default tf $shape fp16 none auto 20 3
                 CLATTN_NV_DECODE_STEAL=0 CLATTN_NV_DECODE_MERGE=0 TAG="static, combine.cl" tf $shape fp16 none auto 20 3
                 CLATTN_NV_DECODE_STEAL=0 TAG="static, default merge" tf $shape fp16 none auto 20 3
@@ -247,21 +248,18 @@ for stage in "$@"; do
         done
         for sp in 4 6 12 16; do TAG="B8 16384 $sp groups" tf 8,32,8,1,16384,128 fp16 none nv-decode 20 3 0 $sp; done
         TAG="one chunk" tf 8,32,8,1,32,128 fp16 none nv-decode 20 3 0 1
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 ;;
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 ;;
     decode_ab)
         # The decode rows as shipped beside the previous commit's scheme
         # (one chunk per group, cl/combine.cl), interleaved, PyTorch after.
         say "stage decode_ab"
         for round in 1 2; do
-            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
                 TAG=default tf $shape fp16 none auto 20 3
                 CLATTN_NV_DECODE_STEAL=0 CLATTN_NV_DECODE_MERGE=0 TAG="static, combine.cl" tf $shape fp16 none auto 20 3
             done
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 ;;
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 ;;
     chunks)
         # The size of the chunks the decode kernel's groups take in turn.
         say "stage chunks"
@@ -272,23 +270,20 @@ for stage in "$@"; do
                 done
             done
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 ;;
+        torch_rows 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 ;;
     closing)
         # The decode and chunked-prefill rows of issue 10 as shipped, twice,
         # the in-kernel merge forced at 66 chunks, PyTorch after, and
         # `clattn bench --preset decode` (GB/s against the measured rate).
         say "stage closing"
         for round in 1 2; do
-            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128 \
-                         64,32,8,1,4096,128 8,32,8,1,1024,128; do
+            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
                 TAG=default tf $shape fp16 none auto 20 3
             done
             CLATTN_NV_DECODE_MERGE=1 TAG="merge at 66 chunks" tf 1,32,8,1,131072,128 fp16 none auto 20 3
             TAG=default tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 3
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 8,32,8,1,65536,128,16,0 \
-                    1,32,8,1,131072,128,16,0 64,32,8,1,4096,128,16,0 8,32,8,1,1024,128,16,0 \
-                    1,32,8,512,16384,128,16,0
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
         timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
         say "bench --preset decode exit $?"
         grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
@@ -304,7 +299,7 @@ for stage in "$@"; do
                 done
             done
         done
-        torch_cases 8,32,8,1,4096,128,16,0 8,32,8,1,16384,128,16,0 ;;
+        torch_rows 8,32,8,1,4096,128 8,32,8,1,16384,128 ;;
     combine)
         # cl/combine.cl with a column's chunks in 1 (the default), 4 or 8
         # parts on the 66-chunk decode row, then test_serving (not yet run).
