@@ -16,8 +16,8 @@
  * With PARTS > 1 the work-items of a column are PARTS apart and each sums
  * every PARTS-th chunk, the parts then added in local memory, so that a
  * row of many chunks waits for fewer loads in turn (the H200's 66-chunk
- * decode, B = 1 Nk = 131072, spent 11.7 us here with one part; more parts
- * are a measurement switch until measured, src/fused/launch.c).
+ * decode, B = 1 Nk = 131072, spent 10.7 us here with one part and 8.8 with
+ * 8: src/fused/launch.c takes 8 on a GPU).
  *
  * Build options: -DD=<head dim> -DWG=<work-items, a power of two >= D>
  * -DPARTS=<WG / COLS_WG: 1, 2, 4 or 8> -DCHUNKS_MAX=<most chunks a call has>

@@ -54,12 +54,39 @@
  * accumulators (one 16-row tile up to d = 128); else each k-step reads its
  * own from the Q tile, as prefill does. */
 #define Q_IN_REGS (MT * D <= 128)
+#ifndef TRACE
+#define TRACE 0
+#endif
 
 #include "nv_ptx.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 #include "nv_mma_tile.clh"
 #include "nv_chunk_merge.clh"
+
+/* -DTRACE=1 (through $CLATTN_BUILD_OPTIONS; measurement only): each
+ * group prints, when it ends, the global timer (ns) at its start, when its
+ * first block was in, after its walk, after its partials were stored,
+ * after its arrival and after the merge, with its SM and the chunks it
+ * walked: where a decode call's fixed time goes (tools/gpu/trace_decode.py
+ * reads it). */
+#if TRACE
+static inline ulong trace_now(void)
+{
+    ulong t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t) :: "memory");
+    return t;
+}
+static inline uint trace_sm(void)
+{
+    uint s;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+    return s;
+}
+#define TRACE_AT(x) x = trace_now()
+#else
+#define TRACE_AT(x) do { } while (0)
+#endif
 
 /* Rows of a block one pass of the warp's 32 lanes copies. */
 #define RPI (32 / CHUNKS)
@@ -110,6 +137,10 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 
     const uint lane = get_local_id(0);
     const uint g = lane >> 2, t = lane & 3;
+#if TRACE
+    ulong t_start, t_first = 0, t_walked, t_stored, t_arrived = 0, t_merged = 0;
+#endif
+    TRACE_AT(t_start);
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM);
     const uint kv_end = at.tile_end;
@@ -121,17 +152,25 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     const uint cb = split_keys / BN, n_chunks = (kv_end + split_keys - 1) / split_keys;
     struct walk math = { at.split, 0, 0 }, copy = { at.split, 0, 0 };
     uint copy_prev = at.split; /* the chunk before copy's */
+    /* With STEAL the next chunk is taken as the copies enter this one, and
+     * read as they leave it: the atomic's latency hides behind the chunk.
+     * (Taken later, at the chunk's last block, the kernel ran 0.3-0.5%
+     * slower at B = 8, Nk = 16384 and 65536: call 5 of
+     * docs/h200/2026-12-01e.) */
 #if SPLIT && STEAL
-    uint pending = take_chunk(ctr, lane);
-#endif
-    /* One block further for the copies; a new chunk when this one ends. */
-#if SPLIT && STEAL
+    uint pending = 0;
 #define NEXT_CHUNK(c) ((c) < n_chunks ? splits + lane_chunk(pending) : n_chunks)
-#define TAKE_AGAIN(c) do { if ((c) < n_chunks) pending = take_chunk(ctr, lane); } while (0)
+#define TAKE_AT_ENTRY()                                                      \
+    do {                                                                     \
+        if (copy.chunk < n_chunks)                                           \
+            pending = take_chunk(ctr, lane);                                 \
+    } while (0)
 #else
 #define NEXT_CHUNK(c) n_chunks
-#define TAKE_AGAIN(c) do { } while (0)
+#define TAKE_AT_ENTRY() do { } while (0)
 #endif
+    TAKE_AT_ENTRY();
+    /* One block further for the copies; a new chunk when this one ends. */
 #define COPY_STEP()                                                          \
     do {                                                                     \
         if (++copy.off == cb) {                                              \
@@ -139,7 +178,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
             copy.entry++;                                                    \
             copy_prev = copy.chunk;                                          \
             copy.chunk = NEXT_CHUNK(copy.chunk);                             \
-            TAKE_AGAIN(copy.chunk);                                          \
+            TAKE_AT_ENTRY();                                                 \
         }                                                                    \
     } while (0)
     /* The copies' block, if it is one: K and V into ring slot `st`. */
@@ -183,6 +222,10 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
             break;
         CP_ASYNC_WAIT(STAGES - 2);
         barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
+#if TRACE
+        if (it == 0)
+            TRACE_AT(t_first);
+#endif
 #if Q_IN_REGS
         if (it == 0) {
 #pragma unroll
@@ -235,19 +278,31 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         }
     }
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
+    TRACE_AT(t_walked);
 
     nv_store_rows(acc, m_run, l_run, row_end, &at, row0, t, o, lse, part_o, part_ml, o_off, o_sb,
                   o_sh, o_st, batch, heads, n_q, scale_log2);
+    TRACE_AT(t_stored);
+    int is_last = 1;
 #if SPLIT
     /* The last group of the tile puts its counters back, and with MERGE
-     * combines the chunks (the ring is free: its copies are done). */
+     * combines the chunks. */
     __local uint last;
-    if (nv_chunk_is_last(ctr, splits, lane, &last) && MERGE)
+    is_last = nv_chunk_is_last(ctr, splits, lane, &last);
+    TRACE_AT(t_arrived);
+    if (is_last && MERGE)
         nv_merge_chunks(&at, lane, o, lse, part_o, part_ml, o_off, o_sb, o_sh, o_st, batch, heads,
-                        n_q, splits, (__local float *)ring);
+                        n_q, splits);
+    TRACE_AT(t_merged);
+#endif
+#if TRACE
+    if (lane == 0)
+        printf("T %u %u %u %u %lu %lu %lu %lu %lu %lu\n", (uint)get_group_id(0), trace_sm(),
+               math.entry, (uint)is_last, t_start, t_first, t_walked, t_stored,
+               t_arrived, t_merged);
 #endif
 #undef NEXT_CHUNK
-#undef TAKE_AGAIN
+#undef TAKE_AT_ENTRY
 #undef COPY_STEP
 #undef COPY_BLOCK
 }

@@ -93,15 +93,18 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     return CLATTN_OK;
 }
 
-/* Work-items per output column of cl/combine.cl: one, unless
- * CLATTN_COMBINE_PARTS=<1|2|4|8> asks for more (within the device's
- * work-group size). More parts should shorten a row of many chunks on a
- * GPU (the H200's 66-chunk row spent 11.7 us in combine.cl, one load per
- * chunk in turn per column); not measured there yet, so not the default. */
+/* Work-items per output column of cl/combine.cl (CLATTN_COMBINE_PARTS=
+ * <1|2|4|8> sets it, within the device's work-group size): on a GPU 8, so
+ * that a row of many chunks waits for an eighth of the loads in turn -- the
+ * H200's 66-chunk decode row (B = 1, Nk = 131072) spent 10.7 us in
+ * combine.cl with one part, 9.8 with 4 and 8.8 with 8, and the call took
+ * 0.1507, 0.1509 ms against 0.1484, 0.1483 with 8 (call 1 of
+ * docs/h200/2026-12-01e); on a CPU one, where a work-group's work-items
+ * run in turn anyway (8 parts untimed there). */
 static size_t combine_parts(const clattn_ctx *ctx, size_t cols)
 {
     const char *env = getenv("CLATTN_COMBINE_PARTS");
-    size_t parts = 1;
+    size_t parts = ctx->dev.is_cpu ? 1 : 8;
     if (env && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8))
         parts = (size_t)atoi(env);
     const size_t max_wg = ctx->dev.max_wg ? ctx->dev.max_wg : 256;

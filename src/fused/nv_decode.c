@@ -114,11 +114,14 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
              plan->steals_chunks);
 }
 
-/* Most chunks the kernel merges itself: one warp, MERGE_BATCH chunks'
- * loads in flight at a time (cl/nv_chunk_merge.clh); past this many,
- * cl/combine.cl's row per work-group finishes sooner. */
-#define MERGE_SPLITS_MAX 16
-_Static_assert(FUSED_SPLITS_MAX <= 256, "cl/nv_chunk_merge.clh holds 8 chunks per lane");
+/* Chunks the kernel merges itself by default: one warp, a lane per
+ * chunk, MERGE_BATCH chunks' partial O in flight at a time
+ * (cl/nv_chunk_merge.clh); past this many, cl/combine.cl's row per
+ * work-group finishes sooner (66 chunks: 0.1629 ms merged against 0.1499,
+ * call 6 of docs/h200/2026-12-01d). The kernel merges at most
+ * MERGE_SPLITS_LIMIT (its MERGE_SPLITS_MAX), whatever the switch says. */
+#define MERGE_SPLITS_DEFAULT 16
+#define MERGE_SPLITS_LIMIT 32
 
 /* With a split, the groups of a row tile take its key chunks in turn
  * (faster groups take more), chunks of CB blocks: the ring's STAGES - 1,
@@ -137,7 +140,8 @@ static void plan_chunks(struct fused_plan *plan, size_t blocks)
     plan->steals_chunks = env_flag("CLATTN_NV_DECODE_STEAL", 1) && (blocks + cb - 1) / cb > splits;
     if (plan->steals_chunks)
         plan->split_keys = cb * plan->tiles.bn;
-    plan->merges_chunks = env_flag("CLATTN_NV_DECODE_MERGE", splits <= MERGE_SPLITS_MAX);
+    plan->merges_chunks = env_flag("CLATTN_NV_DECODE_MERGE", splits <= MERGE_SPLITS_DEFAULT) &&
+                          splits <= MERGE_SPLITS_LIMIT;
 }
 
 static const clattn_shape probe_shape = { 1, 4, 1, 1, 64, 64, CLATTN_F16 };

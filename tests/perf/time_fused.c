@@ -12,7 +12,9 @@
  * Prints one JSON line: the per-call times of each batch, the process CPU
  * seconds per call (robust to other jobs on a shared CPU), the host seconds
  * per call spent enqueueing, the kernel the library ran, its splits and
- * tiles. Exit status 1 when a call fails. */
+ * tiles, and from one more batch's events the last kernel's device time,
+ * the gap between calls and the device's time per call. Exit status 1 when
+ * a call fails. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,32 +149,42 @@ int main(int argc, char **argv)
     printf("], \"cpu_per_call\": %.6g, \"enqueue_per_call\": %.6g",
            (cpu_seconds() - cpu0) / ((double)reps * batches), enqueued / ((double)reps * batches));
     /* One more batch with each call's event (its last kernel's): the
-     * device's own start and end times, and between calls the gap that the
-     * host clock above counts but a kernel's duration does not. */
+     * device's own start and end times, between calls the gap that the
+     * host clock above counts but a kernel's duration does not, and from
+     * one call's start to the next the device's time per call -- what a
+     * CUDA-event timing of each call in a back-to-back loop (PyTorch's
+     * torch_cases.py) reads, without the host clock's share of the first
+     * launch and the last clFinish. */
     cl_event *ev = calloc((size_t)reps, sizeof *ev);
     double *run = calloc((size_t)reps, sizeof *run), *gap = calloc((size_t)reps, sizeof *gap);
-    if (!ev || !run || !gap)
+    double *period = calloc((size_t)reps, sizeof *period);
+    if (!ev || !run || !gap || !period)
         return fail("timed calls", CLATTN_ENOMEM);
     for (int r = 0; r < reps; r++)
         if ((rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, &ev[r], &info)) < 0)
             return fail("timed call", rc);
     if (clFinish(queue) != CL_SUCCESS)
         return fail("timed calls", CLATTN_EDEVLOST);
-    cl_ulong prev_end = 0;
+    cl_ulong prev_start = 0, prev_end = 0;
     int n_gap = 0;
     for (int r = 0; r < reps; r++) {
         cl_ulong start = 0, end = 0;
         clGetEventProfilingInfo(ev[r], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
         clGetEventProfilingInfo(ev[r], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
         run[r] = 1e-9 * (double)(end - start);
-        if (r > 0)
+        if (r > 0) {
+            period[n_gap] = 1e-9 * ((double)start - (double)prev_start);
             gap[n_gap++] = 1e-9 * ((double)start - (double)prev_end);
+        }
+        prev_start = start;
         prev_end = end;
         clReleaseEvent(ev[r]);
     }
-    printf(", \"last_kernel_s\": %.6g, \"gap_s\": %.6g}\n", median(run, reps),
-           n_gap ? median(gap, n_gap) : 0.0);
+    printf(", \"last_kernel_s\": %.6g, \"gap_s\": %.6g, \"device_per_call_s\": %.6g}\n",
+           median(run, reps), n_gap ? median(gap, n_gap) : 0.0,
+           n_gap ? median(period, n_gap) : 0.0);
     free(ev);
+    free(period);
     free(run);
     free(gap);
     clReleaseMemObject(q);

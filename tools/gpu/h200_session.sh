@@ -18,6 +18,12 @@
 #   combine  cl/combine.cl's parts per column at 66 chunks, test_serving
 #   decode_ab the decode rows as shipped beside one chunk per group and
 #            cl/combine.cl, interleaved
+#   trace    the decode kernel's per-group timeline
+#            (-DTRACE=1, tools/gpu/trace_decode.py) beside its timing
+#   ab       test_serving and verify nv-decode, then the decode rows of
+#            this build and build-before/ interleaved, PyTorch after
+#   closing2 the decode rows beside build-before/, PyTorch before and
+#            after them, the chunked-prefill row, bench --preset decode
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
 #            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -39,10 +45,10 @@ torch_rows() {
     for x in "$@"; do cases+=("$x,16,0"); done
     torch_cases "${cases[@]}"
 }
-# One clattn timing: the median of the batches' per-call times, in ms.
+# One clattn timing (TF_BIN=<another build's time_fused> for an A/B): the median of the batches' per-call times, in ms.
 tf() {
     local line
-    line=$(timeout 120 "$T" "$@" 2>&1)
+    line=$(timeout 120 "${TF_BIN:-$T}" "$@" 2>&1)
     local rc=$?
     [ -n "${TAG:-}" ] && echo "## [$TAG]" >>"$S"
     echo "$line" >>"$S"
@@ -50,7 +56,7 @@ tf() {
     python3 - "$line" "$*" <<'EOF' | tee -a "$S"
 import json, statistics, sys
 r = json.loads(sys.argv[1])
-print("## clattn %-52s %-28s %9.4f ms  splits %s%s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else ""))
+print("## clattn %-52s %-28s %9.4f ms  splits %s%s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else "") + ("  device/call %.4f ms" % (r["device_per_call_s"] * 1e3) if "device_per_call_s" in r else ""))
 EOF
 }
 
@@ -310,6 +316,58 @@ for stage in "$@"; do
         torch_cases 1,32,8,1,131072,128,16,0
         timeout 100 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; say "test_serving exit $?"
         grep -E "FAILED|ERROR" "$out/logs/test_serving.log" | head -5 | tee -a "$S" ;;
+    ab)
+        say "stage ab"
+        ( timeout 400 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; echo $? >"$out/logs/test_serving.rc" ) &
+        timeout 300 $c verify --path fused --kernel nv-decode >"$out/logs/verify_nv-decode.txt" 2>&1; rc=$?
+        wait
+        say "test_serving exit $(cat "$out/logs/test_serving.rc")"
+        grep -E "FAILED|ERROR|PASSED" "$out/logs/test_serving.log" | head -8 | tee -a "$S"
+        say "verify --kernel nv-decode exit $rc: $(tail -1 "$out/logs/verify_nv-decode.txt")"
+        for round in 1 2; do
+            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
+                TAG=new tf $shape fp16 none auto 20 3
+                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $shape fp16 none auto 20 3
+            done
+        done
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128
+        for b in build build-before; do
+            mkdir -p "$out/logs/build_$b"
+            CLATTN_BUILD_LOG_DIR=$out/logs/build_$b CLATTN_BUILD_OPTIONS=-cl-nv-verbose \
+                $b/tests/perf/time_fused 8,32,8,1,16384,128 fp16 none auto 1 1 >/dev/null 2>&1
+            say "registers, $b: $(cat "$out/logs/build_$b"/* 2>/dev/null | grep -E "ptxas info *: Used|spill" | tr '\n' ' ' | head -c 400)"
+        done ;;
+    closing2)
+        # The decode rows as shipped beside build-before/ (the previous
+        # stop), interleaved, two rounds, with PyTorch's flash and cuDNN both
+        # before and after them (its flash runs at one of two speeds from
+        # one process to the next), the chunked-prefill row, then
+        # `clattn bench --preset decode`.
+        say "stage closing2"
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
+        for round in 1 2; do
+            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
+                TAG=new tf $shape fp16 none auto 20 3
+                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $shape fp16 none auto 20 3
+            done
+            TAG=new tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 3
+        done
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
+        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
+        say "bench --preset decode exit $?"
+        grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
+    trace)
+        # Where the decode kernel's fixed time goes: every group's timeline
+        # (cl/fused_nv_decode.cl -DTRACE=1) on the last of 4 calls, beside
+        # the untraced timing and its event time.
+        say "stage trace"
+        for shape in ${TRACE_ROWS:-8,32,8,1,4096,128 8,32,8,1,16384,128 1,32,8,1,131072,128 8,32,8,1,1024,128}; do
+            TAG=default tf $shape fp16 none auto 20 3
+            CLATTN_BUILD_OPTIONS=-DTRACE=1 timeout 100 "$T" $shape fp16 none auto 3 1 \
+                >"$out/logs/trace_$shape.txt" 2>&1
+            say "traced run exit $?"
+            python3 tools/gpu/trace_decode.py "$out/logs/trace_$shape.txt" "$shape" | tee -a "$S"
+        done ;;
     *) say "unknown stage $stage" ;;
     esac
 done
