@@ -159,7 +159,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
      * docs/h200/2026-12-01e.) */
 #if SPLIT && STEAL
     uint pending = 0;
-#define NEXT_CHUNK(c) ((c) < n_chunks ? splits + lane_chunk(pending) : n_chunks)
+#define NEXT_CHUNK(c) ((c) < n_chunks ? splits + warp_read(pending, 0) : n_chunks)
 #define TAKE_AT_ENTRY()                                                      \
     do {                                                                     \
         if (copy.chunk < n_chunks)                                           \

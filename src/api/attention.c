@@ -131,10 +131,15 @@ static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const ui
         return rc;
     cl_event last = NULL, *done = c->done;
     c->done = &last;
+    struct fused_plan plan = { 0 }; /* the path choice's, for the enqueue */
+    if (!path_chosen)
+        c->fused_plan = &plan;
     rc = path_chosen ? CLATTN_OK : choose_path(ctx, c, c->info);
     if (rc >= 0)
         rc = c->info->path == CLATTN_PATH_NAIVE ? naive_enqueue(ctx, c) : fused_enqueue(ctx, c);
     c->done = done;
+    if (!path_chosen)
+        c->fused_plan = NULL;
     for (int i = 0; i < 2; i++)
         if (owned[i])
             clReleaseMemObject(owned[i]); /* the queue keeps them while in use */
@@ -240,6 +245,8 @@ static int attention_host(clattn_ctx *ctx, const clattn_shape *shape, const clat
         return rc;
     CLATTN_CHECK_ARG(q && k && v && o);
     /* Refuse before the first allocation: the inputs count toward the plan. */
+    struct fused_plan plan = { 0 }; /* the path choice's, for the enqueue */
+    c.fused_plan = &plan;
     rc = choose_path(ctx, &c, info);
     if (rc < 0)
         return rc;

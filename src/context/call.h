@@ -8,6 +8,8 @@
 #include "clattn/clattn.h"
 #include "core/layout.h"
 
+struct fused_plan; /* src/fused/kernel.h */
+
 struct attention_call {
     const clattn_shape *shape;
     const clattn_options *opts;
@@ -24,6 +26,10 @@ struct attention_call {
     const cl_event *wait_list;
     cl_event *done;         /* may be NULL */
     clattn_run_info *info;  /* never NULL here */
+    /* Room for the fused path's plan (or NULL): the path choice, which
+     * needs the plan's workspace, fills it (its kernel set), and the
+     * enqueue then runs that plan rather than planning again. */
+    struct fused_plan *fused_plan;
 };
 
 #endif

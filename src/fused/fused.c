@@ -305,20 +305,27 @@ static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan
     bytes[FUSED_PART_COUNTERS] = split && plan->kernel->takes_chunk_counter ? tiles * 2 * 4 : 0;
 }
 
+static uint64_t workspace_total(const uint64_t b[FUSED_PARTS])
+{
+    return b[FUSED_PART_O] + b[FUSED_PART_ML] + b[FUSED_PART_COUNTERS];
+}
+
 uint64_t fused_plan_workspace(const clattn_shape *s, const struct fused_plan *plan)
 {
     uint64_t b[FUSED_PARTS];
     workspace_bytes(s, plan, b);
-    return b[FUSED_PART_O] + b[FUSED_PART_ML] + b[FUSED_PART_COUNTERS];
+    return workspace_total(b);
 }
 
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
 {
-    struct fused_plan plan;
-    int rc = fused_plan(ctx, c, &plan);
-    if (rc < 0)
+    struct fused_plan own, *plan = c->fused_plan ? c->fused_plan : &own;
+    int rc = fused_plan(ctx, c, plan);
+    if (rc < 0) {
+        plan->kernel = NULL; /* not a plan to run */
         return rc;
-    *bytes = fused_plan_workspace(c->shape, &plan);
+    }
+    *bytes = fused_plan_workspace(c->shape, plan);
     return CLATTN_OK;
 }
 
@@ -394,8 +401,10 @@ static void note_plan(const struct attention_call *c, const struct fused_plan *p
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     struct fused_plan plan;
-    int rc = fused_plan(ctx, c, &plan);
-    if (rc < 0)
+    int rc = CLATTN_OK;
+    if (c->fused_plan && c->fused_plan->kernel)
+        plan = *c->fused_plan; /* made by the path choice for this call */
+    else if ((rc = fused_plan(ctx, c, &plan)) < 0)
         return rc;
     note_plan(c, &plan);
     cl_mem part[FUSED_PARTS] = { NULL, NULL, NULL };
@@ -404,7 +413,7 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     if (plan.splits > 1) {
         if ((rc = workspace_get(ctx, bytes, part)) < 0)
             return rc;
-        c->info->allocated_bytes = fused_plan_workspace(c->shape, &plan);
+        c->info->allocated_bytes = workspace_total(bytes);
     }
     char file[64], options[384];
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);

@@ -43,10 +43,12 @@ const char *fused_cannot_plan(clattn_ctx *ctx, const struct fused_kernel *kernel
                               const struct attention_call *c);
 
 /* Device bytes the fused path holds for `c` beyond Q, K, V, O: the split
- * workspace, kept between calls. */
+ * workspace, kept between calls. Plans the call, into c->fused_plan when
+ * there is room for it. */
 int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes);
 
-/* Plans and enqueues the call. */
+/* Enqueues the call: c->fused_plan's plan when fused_workspace_bytes has
+ * made it, else a plan made here. */
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 
 /* Frees the split workspace. */

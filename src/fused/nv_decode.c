@@ -119,7 +119,8 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
  * (cl/nv_chunk_merge.clh); past this many, cl/combine.cl's row per
  * work-group finishes sooner (66 chunks: 0.1629 ms merged against 0.1499,
  * call 6 of docs/h200/2026-12-01d). The kernel merges at most
- * MERGE_SPLITS_LIMIT (its MERGE_SPLITS_MAX), whatever the switch says. */
+ * MERGE_SPLITS_LIMIT (a lane of its warp per chunk), whatever the switch
+ * says. */
 #define MERGE_SPLITS_DEFAULT 16
 #define MERGE_SPLITS_LIMIT 32
 

@@ -13,7 +13,9 @@
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
 #   merge    the decode kernel's own split combine against cl/combine.cl
 #   chunks   the decode kernel's chunk size (CLATTN_NV_DECODE_CB)
-#   closing  the decode rows as shipped, PyTorch, bench --preset decode
+#   closing  the decode rows as shipped beside build-before/ (if carried),
+#            PyTorch before and after them, the chunked-prefill row,
+#            bench --preset decode (closing2: the same)
 #   ring     the decode kernel's ring shapes at B = 8
 #   combine  cl/combine.cl's parts per column at 66 chunks, test_serving
 #   decode_ab the decode rows as shipped beside one chunk per group and
@@ -22,8 +24,6 @@
 #            (-DTRACE=1, tools/gpu/trace_decode.py) beside its timing
 #   ab       test_serving and verify nv-decode, then the decode rows of
 #            this build and build-before/ interleaved, PyTorch after
-#   closing2 the decode rows beside build-before/, PyTorch before and
-#            after them, the chunked-prefill row, bench --preset decode
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
 #            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -58,6 +58,26 @@ import json, statistics, sys
 r = json.loads(sys.argv[1])
 print("## clattn %-52s %-28s %9.4f ms  splits %s%s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else "") + ("  device/call %.4f ms" % (r["device_per_call_s"] * 1e3) if "device_per_call_s" in r else ""))
 EOF
+}
+
+# The decode rows (and B = 8 Nk = 1024) in two rounds, this build
+# interleaved with build-before/'s when it was carried.
+decode_rounds() {
+    local round shape
+    for round in 1 2; do
+        for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
+            TAG=new tf $shape fp16 none auto 20 3
+            [ -x build-before/tests/perf/time_fused ] &&
+                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $shape fp16 none auto 20 3
+        done
+        [ -n "${1:-}" ] && TAG=new tf $1
+    done
+}
+# `clattn bench --preset decode` (GB/s against the measured rate).
+bench_decode() {
+    timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
+    say "bench --preset decode exit $?"
+    grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S"
 }
 
 # The fused rows of a `clattn bench` table, whichever build's column order
@@ -221,9 +241,7 @@ for stage in "$@"; do
             --seconds 0.05 --no-save >"$out/logs/tune_nv-wgmma.txt" 2>&1
         say "tune --kernel nv-wgmma exit $?"
         grep -E "TFLOP|best|WRONG|failed|ignored" "$out/logs/tune_nv-wgmma.txt" | head -6 | tee -a "$S"
-        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
-        say "bench --preset decode exit $?"
-        grep -E "^ *[0-9]+ +[0-9]+ +[0-9]+ .*fused/" "$out/logs/bench_decode.txt" | tee -a "$S" ;;
+        bench_decode ;;
     merge)
         # The decode kernel's own combine (cl/nv_chunk_merge.clh) against
         # cl/combine.cl's second launch, chunks taken in turn against one
@@ -277,22 +295,6 @@ for stage in "$@"; do
             done
         done
         torch_rows 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128 ;;
-    closing)
-        # The decode and chunked-prefill rows of issue 10 as shipped, twice,
-        # the in-kernel merge forced at 66 chunks, PyTorch after, and
-        # `clattn bench --preset decode` (GB/s against the measured rate).
-        say "stage closing"
-        for round in 1 2; do
-            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
-                TAG=default tf $shape fp16 none auto 20 3
-            done
-            CLATTN_NV_DECODE_MERGE=1 TAG="merge at 66 chunks" tf 1,32,8,1,131072,128 fp16 none auto 20 3
-            TAG=default tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 3
-        done
-        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
-        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
-        say "bench --preset decode exit $?"
-        grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
     ring)
         # Ring shapes at about the same local memory per SM: more, smaller
         # blocks for more groups per SM, or fewer groups with deeper rings.
@@ -307,14 +309,15 @@ for stage in "$@"; do
         done
         torch_rows 8,32,8,1,4096,128 8,32,8,1,16384,128 ;;
     combine)
-        # cl/combine.cl with a column's chunks in 1 (the default), 4 or 8
-        # parts on the 66-chunk decode row, then test_serving (not yet run).
+        # cl/combine.cl with a column's chunks in 1, 4 or 8 (a GPU's
+        # default) parts on the 66-chunk decode row, then test_serving
+        # (over 100 s on the H200).
         say "stage combine"
         for round in 1 2; do
             for p in 1 4 8; do CLATTN_COMBINE_PARTS=$p TAG="parts $p" tf 1,32,8,1,131072,128 fp16 none auto 20 3; done
         done
         torch_cases 1,32,8,1,131072,128,16,0
-        timeout 100 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; say "test_serving exit $?"
+        timeout 400 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; say "test_serving exit $?"
         grep -E "FAILED|ERROR" "$out/logs/test_serving.log" | head -5 | tee -a "$S" ;;
     ab)
         say "stage ab"
@@ -324,42 +327,25 @@ for stage in "$@"; do
         say "test_serving exit $(cat "$out/logs/test_serving.rc")"
         grep -E "FAILED|ERROR|PASSED" "$out/logs/test_serving.log" | head -8 | tee -a "$S"
         say "verify --kernel nv-decode exit $rc: $(tail -1 "$out/logs/verify_nv-decode.txt")"
-        for round in 1 2; do
-            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
-                TAG=new tf $shape fp16 none auto 20 3
-                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $shape fp16 none auto 20 3
-            done
-        done
-        torch_rows $DECODE_ROWS 8,32,8,1,1024,128
-        for b in build build-before; do
-            mkdir -p "$out/logs/build_$b"
-            CLATTN_BUILD_LOG_DIR=$out/logs/build_$b CLATTN_BUILD_OPTIONS=-cl-nv-verbose \
-                $b/tests/perf/time_fused 8,32,8,1,16384,128 fp16 none auto 1 1 >/dev/null 2>&1
-            say "registers, $b: $(cat "$out/logs/build_$b"/* 2>/dev/null | grep -E "ptxas info *: Used|spill" | tr '\n' ' ' | head -c 400)"
-        done ;;
-    closing2)
-        # The decode rows as shipped beside build-before/ (the previous
-        # stop), interleaved, two rounds, with PyTorch's flash and cuDNN both
-        # before and after them (its flash runs at one of two speeds from
-        # one process to the next), the chunked-prefill row, then
-        # `clattn bench --preset decode`.
-        say "stage closing2"
+        decode_rounds
+        torch_rows $DECODE_ROWS 8,32,8,1,1024,128 ;;
+    closing|closing2)
+        # The decode rows as shipped, beside build-before/ (the previous
+        # stop) when carried, two rounds with the chunked-prefill row, and
+        # PyTorch's flash and cuDNN both before and after them (its flash
+        # runs at one of a few speeds from one process to the next), then
+        # `clattn bench --preset decode`. (`closing2` in 2026-12-01e's calls;
+        # 2026-12-01d's `closing` also forced the merge at 66 chunks, which
+        # the kernel no longer takes.)
+        say "stage closing"
         torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
-        for round in 1 2; do
-            for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
-                TAG=new tf $shape fp16 none auto 20 3
-                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $shape fp16 none auto 20 3
-            done
-            TAG=new tf 1,32,8,512,16384,128 fp16 bottom-right auto 20 3
-        done
+        decode_rounds "1,32,8,512,16384,128 fp16 bottom-right auto 20 3"
         torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
-        timeout 120 $c bench --preset decode --reps-seconds 0.2 >"$out/logs/bench_decode.txt" 2>&1
-        say "bench --preset decode exit $?"
-        grep -E "fused/|GB/s|B +H" "$out/logs/bench_decode.txt" | head -20 | tee -a "$S" ;;
+        bench_decode ;;
     trace)
         # Where the decode kernel's fixed time goes: every group's timeline
-        # (cl/fused_nv_decode.cl -DTRACE=1) on the last of 4 calls, beside
-        # the untraced timing and its event time.
+        # (cl/fused_nv_decode.cl -DTRACE=1) in the last launch of a traced
+        # time_fused run, beside the untraced timing.
         say "stage trace"
         for shape in ${TRACE_ROWS:-8,32,8,1,4096,128 8,32,8,1,16384,128 1,32,8,1,131072,128 8,32,8,1,1024,128}; do
             TAG=default tf $shape fp16 none auto 20 3

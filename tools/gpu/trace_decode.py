@@ -6,14 +6,18 @@
     T group sm chunks last t_start t_first t_walked t_stored t_arrived t_merged
 
 (global timer, ns). This reads the output of one tests/perf/time_fused run
-takes the last launch whole
-and prints one '##' summary: the span of the launch inside the kernel
-against its event time, how the groups' starts, first blocks, walk ends,
-stores, arrivals and merges are spread, and how many chunks each walked.
+(plain or .gz), takes its last launch whole and prints '##' summaries: how
+the groups' starts, first blocks, walk ends, stores, arrivals and merges
+are spread, how many chunks each walked, the per-group streaming rate on
+SMs holding different numbers of groups, and, given the call's splits, how
+far apart the groups of one row tile and the row tiles themselves end.
+(printf slows the traced calls: read the medians, not their event times.)
 
-usage: trace_decode.py TIME_FUSED_OUTPUT [LABEL]
+usage: trace_decode.py TIME_FUSED_OUTPUT [LABEL [SPLITS [ROW_TILES]]]
 """
+import gzip
 import re
+import statistics
 import sys
 
 
@@ -27,19 +31,11 @@ def spread(name, xs):
     return "%s %.2f/%.2f/%.2f/%.2f" % (name, min(us), pct(us, 0.5), pct(us, 0.95), max(us))
 
 
-def main():
-    path = sys.argv[1]
-    label = sys.argv[2] if len(sys.argv) > 2 else path
-    # Kernel printf shares stdout with time_fused's JSON line, and a
-    # launch's lines need not come out together: split the records by time
-    # instead (a launch starts after the previous one has ended).
-    recs, info = [], None
-    text = open(path, errors="replace").read()
-    for m in re.finditer(r"T( \d+){10}", text):
-        recs.append([int(x) for x in m.group(0).split()[1:]])
-    j = re.search(r'"last_kernel_s": ([0-9.e-]+)', text)
-    if j:
-        info = {"last_kernel_s": float(j.group(1))}
+def launches_of(text):
+    """The records, one list per launch. Kernel printf shares stdout with
+    time_fused's JSON line, and a launch's lines need not come out together:
+    split them by time (a launch starts after the previous one has ended)."""
+    recs = [[int(x) for x in m.group(0).split()[1:]] for m in re.finditer(r"T( \d+){10}", text)]
     launches, cur, cur_end = [], [], 0
     for r in sorted(recs, key=lambda r: r[4]):
         if cur and r[4] > cur_end:
@@ -49,6 +45,23 @@ def main():
         cur_end = max(cur_end, r[7], r[8], r[9])
     if cur:
         launches.append(cur)
+    return launches
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    path = sys.argv[1]
+    label = sys.argv[2] if len(sys.argv) > 2 else path
+    splits = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    rtiles = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        launches = launches_of(f.read())
+    if not launches:
+        print("## trace %s: no trace lines" % label)
+        return 1
     g = launches[-1]
     t0 = min(r[4] for r in g)
     start = [r[4] - t0 for r in g]
@@ -56,16 +69,14 @@ def main():
     walked = [r[6] - t0 for r in g]
     store = [r[7] - r[6] for r in g]
     arrive = [r[8] - r[7] for r in g if r[8]]
-    last = [r for r in g if r[3]]
-    merge = [r[9] - r[8] for r in last if r[9]]
+    merge = [r[9] - r[8] for r in g if r[3] and r[9]]
     end = max(max(r[9], r[8], r[7]) for r in g) - t0
     chunks = [r[2] for r in g]
-    sms = {}
+    on_sm = {}
     for r in g:
-        sms[r[1]] = sms.get(r[1], 0) + 1
-    print("## trace %s: %d launches, %d groups on %d SMs (%d-%d each); span %.2f us "
-          "(printf slows the traced calls: their event times are not the kernel's)" %
-          (label, len(launches), len(g), len(sms), min(sms.values()), max(sms.values()),
+        on_sm[r[1]] = on_sm.get(r[1], 0) + 1
+    print("## trace %s: %d launches, %d groups on %d SMs (%d-%d each); span %.2f us" %
+          (label, len(launches), len(g), len(on_sm), min(on_sm.values()), max(on_sm.values()),
            end / 1e3))
     print("##   us min/median/p95/max: %s; %s; %s; %s; %s; %s" %
           (spread("start", start), spread("first block", first), spread("walk end", walked),
@@ -74,7 +85,26 @@ def main():
     print("##   chunks walked min/median/max %d/%d/%d; last walk end %.2f us, last end %.2f us, "
           "streaming from first block to median walk end %.2f us" %
           (min(chunks), pct(chunks, 0.5), max(chunks), max(walked) / 1e3, end / 1e3,
-           (pct(walked, 0.5) - pct([s + f for s, f in zip(start, first)], 0.5)) / 1e3))
+           (pct(walked, 0.5) - pct([r[5] - t0 for r in g if r[5]], 0.5)) / 1e3))
+    # A group's rate: the chunks it walked over its time from first block to walk end.
+    for n in sorted(set(on_sm.values())):
+        rates = [r[2] / ((r[6] - r[5]) / 1e3) for r in g if on_sm[r[1]] == n and r[6] > r[5] > 0]
+        if rates:
+            print("##   groups on SMs holding %d: %d, %.3f chunks/us each (cv %.3f)" %
+                  (n, len(rates), statistics.mean(rates),
+                   statistics.pstdev(rates) / statistics.mean(rates)))
+    if splits > 0:
+        # cl/fused_grid.clh's order: row tiles fastest, then chunks, then (b, hk).
+        tiles = {}
+        for r in g:
+            tile = (r[0] // rtiles // splits, r[0] % rtiles)
+            tiles.setdefault(tile, []).append((r[6] - t0) / 1e3)
+        within = [max(w) - min(w) for w in tiles.values()]
+        ends = [max(w) for w in tiles.values()]
+        print("##   %d row tiles: their groups' walk ends apart by %.2f (median) / %.2f (max) us; "
+              "the tiles' last walk ends %.2f to %.2f us (median %.2f)" %
+              (len(tiles), statistics.median(within), max(within), min(ends), max(ends),
+               statistics.median(ends)))
     return 0
 
 
