@@ -21,10 +21,24 @@
  * finish combines the tile's partials (MERGE) or leaves them to
  * cl/combine.cl, and puts the counters back for the next call.
  *
+ * With DIRECT, K and V skip local memory: each lane loads its own
+ * fragments of the next block with 16-byte loads into registers while the
+ * warp computes on this one. On the H200 one warp per group streams rows
+ * into local memory at 4.15-4.30 TB/s by any copy (cp.async .ca or .cg,
+ * cp.async.bulk per row or per tile, 2 to 8 groups per SM) but into
+ * registers at 4.47-4.51, as fast as the many-warp read
+ * (tests/perf/probe_stream, docs/PERFORMANCE.md). The loads take the
+ * fragments' own order: in Q K^T a lane's 16 bytes of a key row are its B
+ * fragments of two k-steps (Q's A fragments are read in the same order of
+ * d), and in P V the output columns are permuted so that a lane's 8
+ * columns of an 8-column tile group are 16 contiguous bytes of a V row
+ * (NV_ACC_COL); two keys' words are paired with byte permutes.
+ *
  * fp16 storage only. Build options: -DD=<64|128|256> -DBN=<keys per block,
  * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8> -DMERGE=<0|1:
  * combine the chunks here, else cl/combine.cl does> -DSTEAL=<0|1: the
- * groups of a row tile take its chunks in turn>, and fused_grid.clh's.
+ * groups of a row tile take its chunks in turn> -DDIRECT=<0|1: K and V in
+ * registers; MT = 1, D <= 128, STAGES = 2>, and fused_grid.clh's.
  */
 #if !defined(D) || !defined(BN) || !defined(MT) || !defined(STAGES) || !defined(MERGE) || \
     !defined(STEAL)
@@ -42,6 +56,12 @@
 #if STAGES < 2 || STAGES > 8
 #error "STAGES must be 2 to 8"
 #endif
+#ifndef DIRECT
+#define DIRECT 0
+#endif
+#if DIRECT && (MT != 1 || D > 128 || STAGES != 2)
+#error "DIRECT takes MT = 1, D <= 128 and STAGES = 2 (the next block in registers)"
+#endif
 
 #define BM (16 * MT)
 #define CHUNKS (D / 8)    /* 16-byte chunks per row of Q, K or V */
@@ -53,7 +73,13 @@
 /* The query fragments stay in registers where they fit beside the
  * accumulators (one 16-row tile up to d = 128); else each k-step reads its
  * own from the Q tile, as prefill does. */
-#define Q_IN_REGS (MT * D <= 128)
+#define Q_IN_REGS (MT * D <= 128 && !DIRECT)
+#if DIRECT
+/* Accumulator column c (0, 1) of 8-column tile n in lane quad t: tile
+ * group n / 8 covers 64 columns, tile n % 8 its every 8th. */
+#define NV_ACC_COL(n, t, c) (64 * ((n) / 8) + 8 * (2 * (t) + (c)) + (n) % 8)
+#define NV_ACC_NEIGHBOURS 1 /* tiles n, n + 1 (n even) hold neighbouring columns */
+#endif
 #ifndef TRACE
 #define TRACE 0
 #endif
@@ -110,6 +136,93 @@ static inline void ring_load(__local uint4 *tile, __global const ushort *head, u
     }
 }
 
+#if DIRECT
+#define DJ (D / 32) /* 16-byte loads of a key row per lane in Q K^T */
+#define DA (D / 64) /* 64-column groups of O */
+
+/* Lane (g, t)'s B fragments of keys [j0, j0 + BN) for Q K^T: of key
+ * j0 + 8 nt + g, the 16 bytes at column 32 j + 8 t. Keys at or past `end`
+ * are not read (zeros). */
+static inline void direct_load_k(uint4 kr[NT_S][DJ], __global const ushort *head, ulong st,
+                                 uint j0, uint end, uint g, uint t)
+{
+#pragma unroll
+    for (int nt = 0; nt < NT_S; nt++) {
+        const uint key = j0 + 8 * nt + g;
+        __global const uint4 *row = (__global const uint4 *)(head + (ulong)key * st) + t;
+#pragma unroll
+        for (int j = 0; j < DJ; j++)
+            kr[nt][j] = key < end ? row[4 * j] : (uint4)(0u);
+    }
+}
+
+/* Lane (g, t)'s B fragments of keys [j0, j0 + BN) for P V: of the four
+ * keys 16 kk + 2 t + {0, 1, 8, 9} (the k of b0's and b1's halves), the 16
+ * bytes at column 64 a + 8 g. */
+static inline void direct_load_v(uint4 vr[KS_PV][4][DA], __global const ushort *head, ulong st,
+                                 uint j0, uint end, uint g, uint t)
+{
+#pragma unroll
+    for (int kk = 0; kk < KS_PV; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const uint key = j0 + 16 * kk + 2 * t + (r & 1) + 8 * (r >> 1);
+            __global const uint4 *row = (__global const uint4 *)(head + (ulong)key * st) + g;
+#pragma unroll
+            for (int a = 0; a < DA; a++)
+                vr[kk][r][a] = key < end ? row[8 * a] : (uint4)(0u);
+        }
+}
+
+#define U4_WORD(u, i) ((i) == 0 ? (u).x : (i) == 1 ? (u).y : (i) == 2 ? (u).z : (u).w)
+
+/* S = Q K^T of the block in kr. k-step (j, h) covers columns 32 j + 8 t +
+ * 4 h + {0..3}: halves 4h.. of each lane's 16 bytes, Q's and K's alike. */
+static inline void direct_scores(float s[MT][NT_S][4], __local const uint4 *q_tile,
+                                 const uint4 kr[NT_S][DJ], uint g, uint t)
+{
+#pragma unroll
+    for (int j = 0; j < DJ; j++) {
+        const uint4 q0 = q_tile[SWZ(g, 4 * j + t)], q1 = q_tile[SWZ(g + 8, 4 * j + t)];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint a0 = h ? q0.z : q0.x, a2 = h ? q0.w : q0.y;
+            const uint a1 = h ? q1.z : q1.x, a3 = h ? q1.w : q1.y;
+#pragma unroll
+            for (int nt = 0; nt < NT_S; nt++)
+                MMA_16816(s[0][nt], a0, a1, a2, a3, h ? kr[nt][j].z : kr[nt][j].x,
+                          h ? kr[nt][j].w : kr[nt][j].y);
+        }
+    }
+}
+
+/* acc += P V of the block in vr: b0 pairs keys 2t, 2t + 1 of a column,
+ * b1 keys 2t + 8, 2t + 9 (low half the lower key). */
+static inline void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT][NT_S][4],
+                                        const uint4 vr[KS_PV][4][DA])
+{
+#pragma unroll
+    for (int kk = 0; kk < KS_PV; kk++) {
+        const uint p0 = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
+        const uint p1 = pack_half2(s[0][2 * kk][2], s[0][2 * kk][3]);
+        const uint p2 = pack_half2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+        const uint p3 = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+#pragma unroll
+        for (int a = 0; a < DA; a++)
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                const uint x0 = U4_WORD(vr[kk][0][a], e / 2), x1 = U4_WORD(vr[kk][1][a], e / 2);
+                const uint x2 = U4_WORD(vr[kk][2][a], e / 2), x3 = U4_WORD(vr[kk][3][a], e / 2);
+                const uint b0 = e & 1 ? (x0 >> 16) | (x1 & 0xffff0000u)
+                                      : (x0 & 0xffffu) | (x1 << 16);
+                const uint b1 = e & 1 ? (x2 >> 16) | (x3 & 0xffff0000u)
+                                      : (x2 & 0xffffu) | (x3 << 16);
+                MMA_16816(acc[0][8 * a + e], p0, p1, p2, p3, b0, b1);
+            }
+    }
+}
+#endif
+
 /* Waits until at most n of this thread's committed cp.async groups are
  * still in flight. */
 #define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;\n" :: "n"(n) : "memory")
@@ -133,7 +246,9 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1)))
 void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 {
     __local uint4 q_tile[BM * CHUNKS];
+#if !DIRECT
     __local uint4 ring[STAGES][2][TILE]; /* [stage][K, V][key block] */
+#endif
 
     const uint lane = get_local_id(0);
     const uint g = lane >> 2, t = lane & 3;
@@ -193,6 +308,38 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         COPY_STEP();                                                         \
     } while (0)
 
+    /* The math's next block: when its chunk ends, the copies have entered
+     * the next one. */
+#define MATH_STEP()                                                          \
+    do {                                                                     \
+        if (++math.off == cb) {                                              \
+            math.off = 0;                                                    \
+            math.chunk = copy.entry == math.entry + 1 ? copy.chunk : copy_prev; \
+            math.entry++;                                                    \
+        }                                                                    \
+    } while (0)
+#if TRACE
+#define TRACE_FIRST(it) do { if ((it) == 0) TRACE_AT(t_first); } while (0)
+#else
+#define TRACE_FIRST(it) do { } while (0)
+#endif
+#if DIRECT
+    /* The copies' block into registers KR, VR (zeros past the walk). */
+#define COPY_DIRECT(KR, VR)                                                  \
+    do {                                                                     \
+        const uint j_ = walk_key(&copy, split_keys);                         \
+        const uint end_ = copy.chunk < n_chunks ? kv_end : 0u;               \
+        direct_load_k(KR, k_head, k_st, j_, end_, g, t);                     \
+        direct_load_v(VR, v_head, v_st, j_, end_, g, t);                     \
+        COPY_STEP();                                                         \
+    } while (0)
+    uint4 ka[NT_S][DJ], kb[NT_S][DJ], va[KS_PV][4][DA], vb[KS_PV][4][DA];
+    nv_load_queries(q_tile, q, &at, q_off, q_sb, q_sh, q_st, lane, BM, 32);
+    cp_async_commit();
+    COPY_DIRECT(ka, va);
+    cp_async_wait_all();
+    barrier(CLK_LOCAL_MEM_FENCE); /* Q in */
+#else
     /* Group 0: Q; groups 1 .. STAGES - 1: the first blocks. Every step
      * commits one group, empty past the walk, so that "all but the newest
      * STAGES - 2 groups are done" always means "this step's block is in". */
@@ -201,6 +348,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #pragma unroll
     for (uint st = 0; st < STAGES - 1; st++)
         COPY_BLOCK(st);
+#endif
 
     const uint row0 = at.r0 + g;
     uint row_end[MT][2];
@@ -209,6 +357,30 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     float m_run[MT][2], l_run[MT][2];
     nv_start_rows(acc, m_run, l_run);
 
+    /* One block of the walk: the copies' next block into KN, VN, this
+     * one's math from KC, VC (registers named at compile time, so the loop
+     * runs two blocks per turn). */
+#if DIRECT
+#define DIRECT_STEP(KC, VC, KN, VN)                                          \
+    {                                                                        \
+        const uint j0 = walk_key(&math, split_keys);                         \
+        if (math.chunk >= n_chunks || j0 >= kv_end)                          \
+            break;                                                           \
+        TRACE_FIRST(it);                                                     \
+        COPY_DIRECT(KN, VN);                                                 \
+        float s[MT][NT_S][4];                                                \
+        nv_zero_scores(s);                                                   \
+        direct_scores(s, q_tile, KC, g, t);                                  \
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2); \
+        direct_accumulate_pv(acc, s, VC);                                    \
+        MATH_STEP();                                                         \
+        it++;                                                                \
+    }
+    for (uint it = 0;;) {
+        DIRECT_STEP(ka, va, kb, vb)
+        DIRECT_STEP(kb, vb, ka, va)
+    }
+#else
     const uint b_key = (lane & 7) + 8 * (lane >> 4), b_ch = (lane >> 3) & 1;
     const uint v_key = NV_V_KEY(lane), v_ch = NV_V_CH(lane);
     const uint a_row = (lane & 7) + 8 * ((lane >> 3) & 1), a_ch = lane >> 4;
@@ -222,10 +394,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
             break;
         CP_ASYNC_WAIT(STAGES - 2);
         barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
-#if TRACE
-        if (it == 0)
-            TRACE_AT(t_first);
-#endif
+        TRACE_FIRST(it);
 #if Q_IN_REGS
         if (it == 0) {
 #pragma unroll
@@ -271,12 +440,9 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
         nv_accumulate_pv(acc, s, ring[slot][1], v_key, v_ch);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
-        if (++math.off == cb) { /* the copies have entered the next chunk */
-            math.off = 0;
-            math.chunk = copy.entry == math.entry + 1 ? copy.chunk : copy_prev;
-            math.entry++;
-        }
+        MATH_STEP();
     }
+#endif
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
     TRACE_AT(t_walked);
 
@@ -305,4 +471,10 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #undef TAKE_AT_ENTRY
 #undef COPY_STEP
 #undef COPY_BLOCK
+#undef MATH_STEP
+#undef TRACE_FIRST
+#if DIRECT
+#undef COPY_DIRECT
+#undef DIRECT_STEP
+#endif
 }

@@ -202,6 +202,13 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
         const size_t cus = dev->compute_units ? dev->compute_units : 1;
         const size_t slots = cus * plan->kernel->groups_per_cu(dev, s, plan);
         splits = fitted_splits(slots, groups, blocks, plan->stages + 2);
+        /* Groups that take their row tile's chunks in turn even out their
+         * own ends; groups past one wave only add their fixed part (and
+         * past the kernel's in-kernel merge, cl/combine.cl's launch): at
+         * B = 8 Nk = 65536 on the H200, 16 splits in one wave 0.4903 ms,
+         * the 33 of two waves 0.5158 (docs/h200/2026-12-01f, call 4). */
+        if (plan->kernel->takes_chunk_counter && groups < slots && splits > slots / groups)
+            splits = slots / groups;
     } else if (splits == 0) {
         splits = auto_splits(dev, groups, plan->local, s->kv_len);
         if (splits > blocks / 2)

@@ -23,6 +23,8 @@ struct fused_plan {
     size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
     size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
     size_t stages;          /* nv-decode: K/V blocks in its local ring */
+    int kv_in_registers;    /* nv-decode: K/V straight into the mma
+                             * fragments, the next block in registers */
     size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
     size_t tmo;             /* tiled: O rows per work-item (TMS is tiles.tm) */
     int kv_shared;          /* tiled: K and V take turns in one local tile */

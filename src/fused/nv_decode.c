@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The tensor-core decode kernel (cl/fused_nv_decode.cl): NVIDIA sm_80+,
  * fp16, a few packed rows per KV head against many keys. One warp per
- * work-group, BM = 16 x MT packed rows, K and V through a ring of STAGES
+ * work-group, BM = 16 x MT packed rows; K and V straight into registers
+ * (one 16-row tile of 16-key blocks, d <= 128) or through a ring of STAGES
  * local buffers. AUTO takes it when the packed rows of a KV head fit one
  * group; wider (prefill) shapes read K and V fewer times with nv-mma. */
 #include <stdio.h>
@@ -38,7 +39,9 @@ static size_t ring_stages(size_t bn, size_t d)
     return stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
 }
 
-/* Measurement switches: CLATTN_NV_DECODE_MERGE=0|1 leaves a split's chunks
+/* Measurement switches: CLATTN_NV_DECODE_DIRECT=0|1 K and V through the
+ * local ring or into registers (16x16 tiles up to d = 128),
+ * CLATTN_NV_DECODE_MERGE=0|1 leaves a split's chunks
  * to cl/combine.cl (a second launch) or merges them in the kernel whatever
  * their count, CLATTN_NV_DECODE_STEAL=0|1 one chunk per group or chunks
  * taken in turn, CLATTN_NV_DECODE_CB=<1..64> the blocks of a chunk taken. */
@@ -46,6 +49,19 @@ static int env_flag(const char *name, int otherwise)
 {
     const char *env = getenv(name);
     return env && (env[0] == '0' || env[0] == '1') ? env[0] == '1' : otherwise;
+}
+
+/* K and V go straight into registers (cl/fused_nv_decode.cl's DIRECT) for
+ * one 16-row tile of 16-key blocks up to d = 128: the H200 streams one warp's
+ * loads into registers 8% faster than into local memory by any copy
+ * (tests/perf/probe_stream, docs/PERFORMANCE.md). The next block's
+ * fragments and the accumulators take ~250 registers: 8 groups per SM. */
+#define DIRECT_BN 16
+#define DIRECT_GROUPS_PER_CU 8
+
+static int direct_wanted(size_t rows, size_t d)
+{
+    return rows <= 16 && d <= 128 && env_flag("CLATTN_NV_DECODE_DIRECT", 1);
 }
 
 static size_t max_rows(size_t d)
@@ -72,7 +88,7 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     out->bm = rows <= 16 || s->head_dim > 128 ? 16 : 32;
-    out->bn = 32;
+    out->bn = direct_wanted(rows, s->head_dim) ? DIRECT_BN : 32;
     out->tm = 0;
 }
 
@@ -83,8 +99,9 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
         return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
                            "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
-    const size_t stages = ring_stages(bn, d);
-    if (local_bytes(bm, bn, d, stages) > dev->static_local_mem)
+    plan->kv_in_registers = bm == 16 && bn == DIRECT_BN && direct_wanted(bm, d);
+    const size_t stages = plan->kv_in_registers ? 2 : ring_stages(bn, d);
+    if (local_bytes(bm, bn, d, plan->kv_in_registers ? 0 : stages) > dev->static_local_mem)
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu with %zu stages needs %zu B "
                            "of local memory for d=%zu; the device takes %llu B", bm, bn, stages,
                            local_bytes(bm, bn, d, stages), d,
@@ -102,6 +119,8 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *s,
                             const struct fused_plan *plan)
 {
+    if (plan->kv_in_registers)
+        return DIRECT_GROUPS_PER_CU;
     const size_t bytes = local_bytes(plan->tiles.bm, plan->tiles.bn, s->head_dim, plan->stages);
     const size_t n = (size_t)(dev->static_local_mem + 1024) / (bytes + 1024);
     return n < 1 ? 1 : n > 32 ? 32 : n;
@@ -109,9 +128,9 @@ static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d",
+    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d -DDIRECT=%d",
              s->head_dim, plan->tiles.bn, plan->m_tiles, plan->stages, plan->merges_chunks,
-             plan->steals_chunks);
+             plan->steals_chunks, plan->kv_in_registers);
 }
 
 /* Chunks the kernel merges itself by default: one warp, a lane per
@@ -125,15 +144,17 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 #define MERGE_SPLITS_LIMIT 32
 
 /* With a split, the groups of a row tile take its key chunks in turn
- * (faster groups take more), chunks of CB blocks: the ring's STAGES - 1,
- * the fewest the kernel's walk takes (it keeps its copies within one chunk
- * of its math). Smaller chunks even out the groups' ends: on the H200 at
- * B = 8 (call 4 of docs/h200/2026-12-01d), 2 blocks ran 0.6-1.2% faster
- * than 8 and 0.6-4.8% faster than 16 at Nk = 4096, 16384 and 65536. */
+ * (faster groups take more), chunks of CB blocks, CHUNK_KEYS keys, at
+ * least the ring's STAGES - 1 blocks (the kernel's walk keeps its copies
+ * within one chunk of its math). Smaller chunks even out the groups' ends:
+ * on the H200 at B = 8 (call 4 of docs/h200/2026-12-01d), 2 blocks of 32
+ * keys ran 0.6-1.2% faster than 8 and 0.6-4.8% faster than 16 at Nk =
+ * 4096, 16384 and 65536. */
+#define CHUNK_KEYS 64
 static void plan_chunks(struct fused_plan *plan, size_t blocks)
 {
     const size_t splits = plan->splits, floor_cb = plan->stages - 1;
-    size_t cb = floor_cb;
+    size_t cb = CHUNK_KEYS / plan->tiles.bn;
     const char *env = getenv("CLATTN_NV_DECODE_CB"); /* for measuring it */
     if (env && atoi(env) >= 1 && atoi(env) <= 64)
         cb = (size_t)atoi(env);
@@ -152,7 +173,7 @@ const struct fused_kernel fused_nv_decode = {
     .id = CLATTN_FUSED_NV_DECODE,
     .file = "fused_nv_decode.cl",
     .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
-               "K/V through a cp.async ring; fp16, d = 64/128/256",
+               "K/V into registers (d <= 128) or through a cp.async ring; fp16, d = 64/128/256",
     .cannot_run = nv_mma_cannot_run,
     .not_preferred = not_preferred,
     .probe_shape = &probe_shape,

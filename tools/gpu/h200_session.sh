@@ -24,6 +24,15 @@
 #            (-DTRACE=1, tools/gpu/trace_decode.py) beside its timing
 #   ab       test_serving and verify nv-decode, then the decode rows of
 #            this build and build-before/ interleaved, PyTorch after
+#   dchunks  the register kernel's chunk size (CLATTN_NV_DECODE_CB: DCHUNKS,
+#            default 1 2 4) on the decode rows, then test_serving (unless
+#            SERVING=0)
+#   probe    tests/perf/probe_stream: one warp per group streaming K/V
+#            rows into local memory by copy method (PROBE_VARIANTS), the
+#            many-warp read beside them, and the decode kernel's rows
+#   direct   nv-decode with K/V in registers: verify, then the decode rows
+#            beside the ring (CLATTN_NV_DECODE_DIRECT=0) interleaved, and
+#            its splits at B = 8
 #   hopper   nv-wgmma (the wgmma kernel in the fused table): verify, prefill
 #            at d = 64/128/256, chunked prefill, PyTorch beside it
 # Run from the repository root with .gpu/ and build/ carried. Everything goes
@@ -53,10 +62,10 @@ tf() {
     [ -n "${TAG:-}" ] && echo "## [$TAG]" >>"$S"
     echo "$line" >>"$S"
     if [ $rc -ne 0 ]; then say "time_fused $* FAILED rc=$rc: ${line:0:200}"; return; fi
-    python3 - "$line" "$*" <<'EOF' | tee -a "$S"
+    python3 - "$line" "$*" "${TAG:-}" <<'EOF' | tee -a "$S"
 import json, statistics, sys
 r = json.loads(sys.argv[1])
-print("## clattn %-52s %-28s %9.4f ms  splits %s%s" % (sys.argv[2][:52], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else "") + ("  device/call %.4f ms" % (r["device_per_call_s"] * 1e3) if "device_per_call_s" in r else ""))
+print(("## [%s]" % sys.argv[3] if sys.argv[3] else "##") + " clattn %-40s %-22s %9.4f ms  splits %s%s" % (sys.argv[2][:40], r["kernel"], statistics.median(r["times"]) * 1e3, r["splits"], "  enqueue %.4f ms" % (r["enqueue_per_call"] * 1e3) if "enqueue_per_call" in r else "") + ("  last kernel %.4f ms, gap %.4f ms" % (r["last_kernel_s"] * 1e3, r["gap_s"] * 1e3) if "gap_s" in r else "") + ("  device/call %.4f ms" % (r["device_per_call_s"] * 1e3) if "device_per_call_s" in r else ""))
 EOF
 }
 
@@ -107,6 +116,43 @@ for stage in "$@"; do
             timeout 300 "$t" >"$out/logs/$(basename "$t").log" 2>&1
             rc=$?
             say "$(basename "$t") exit $rc"
+        done ;;
+    direct)
+        say "stage direct"
+        timeout 240 $c verify --path fused --kernel nv-decode >"$out/logs/verify_nv-decode.txt" 2>&1; rc=$?
+        say "verify --kernel nv-decode exit $rc: $(tail -1 "$out/logs/verify_nv-decode.txt") / $(tail -2 "$out/logs/verify_nv-decode.txt" | head -1)"
+        for round in 1 2; do
+            for shape in $DECODE_ROWS; do
+                TAG=direct tf $shape fp16 none auto 20 3
+                CLATTN_NV_DECODE_DIRECT=0 TAG=ring tf $shape fp16 none auto 20 3
+            done
+        done
+        for sp in 8 12 16 24; do
+            for shape in 8,32,8,1,4096,128 8,32,8,1,16384,128 8,32,8,1,65536,128; do
+                TAG=direct-s$sp tf $shape fp16 none auto 20 3 0 $sp
+            done
+        done ;;
+    dchunks)
+        say "stage dchunks"
+        for round in 1 2; do
+            for shape in $DECODE_ROWS; do
+                for cb in ${DCHUNKS:-1 2 4}; do
+                    CLATTN_NV_DECODE_CB=$cb TAG=cb$cb tf $shape fp16 none auto 20 3
+                done
+            done
+        done
+        [ "${SERVING:-1}" = 0 ] && continue
+        timeout 400 build/tests/test_serving >"$out/logs/test_serving.log" 2>&1; rc=$?
+        say "test_serving exit $rc: $(grep -E 'PASSED|FAILED' "$out/logs/test_serving.log" | tr '\n' ' ')" ;;
+    probe)
+        say "stage probe"
+        timeout 300 build/tests/perf/probe_stream tests/perf/probe_stream.cl ${PROBE_MB:-1024} 20 \
+            ${PROBE_VARIANTS:-0,32,3,528 1,32,3,528 2,32,3,528 3,32,3,528 0,32,3,512 2,32,3,512 \
+            3,64,3,264 0,32,2,792 2,32,2,792 3,32,2,792 2,32,4,396 3,128,2,132 0,16,4,528 2,16,4,528} \
+            2>&1 | tee -a "$S"
+        say "probe_stream exit ${PIPESTATUS[0]}"
+        for shape in 8,32,8,1,16384,128 8,32,8,1,65536,128 1,32,8,1,131072,128; do
+            tf $shape fp16 none auto 20 3
         done ;;
     ptests)
         # The same binaries, all but test_large at once (they only check
