@@ -4,8 +4,9 @@ script: ROUNDS interleaved rounds (the order rotates each round); every
 figure is a median over rounds of per-round medians, every ratio a median of
 per-round ratios (the machine is shared: never compare single times).
 
-usage: tools/cpu/side_by_side.py [ROUNDS] [--json OUT.jsonl] [--quick]
+usage: tools/cpu/side_by_side.py [ROUNDS] [--json OUT.jsonl] [--quick | --decode]
 --quick: only the target shape (B=1 H=2 d=128 N=1024, fp32 and fp16).
+--decode: only the decode row (B=1 H=8 Hkv=2 Nk=32768 d=128, fp32 and fp16).
 needs: build/tests/perf/time_fused (built with the project), the peers venv
        (PEERS_PY, default /work/peers-venv/bin/python) and ../shared/cpu.
 Peers run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed (that command
@@ -110,6 +111,9 @@ def sgemm():
 if '--quick' in sys.argv:  # the target shape only (a quiet window is short)
     CASES = CASES[:2]
     FP16_PAIRS = (('d128 N1024 fp16', 'd128 N1024 fp32'),)
+elif '--decode' in sys.argv:  # issue 10's decode row only
+    CASES = [c for c in CASES if c[0].startswith('decode')]
+    FP16_PAIRS = (('decode fp16', 'decode fp32'),)
 else:
     FP16_PAIRS = (('d128 N1024 fp16', 'd128 N1024 fp32'),
                   ('d64 N4096 causal fp16', 'd64 N4096 causal fp32'),

@@ -25,8 +25,9 @@
 #   ab       test_serving and verify nv-decode, then the decode rows of
 #            this build and build-before/ interleaved, PyTorch after
 #   dchunks  the register kernel's chunk size (CLATTN_NV_DECODE_CB: DCHUNKS,
-#            default 1 2 4) on the decode rows, then test_serving (unless
-#            SERVING=0)
+#            default 1 2 4; DCHUNKS_VAR names another switch, e.g.
+#            CLATTN_NV_DECODE_TAIL) on the decode rows, then test_serving
+#            (unless SERVING=0)
 #   probe    tests/perf/probe_stream: one warp per group streaming K/V
 #            rows into local memory by copy method (PROBE_VARIANTS), the
 #            many-warp read beside them, and the decode kernel's rows
@@ -137,7 +138,8 @@ for stage in "$@"; do
         for round in 1 2; do
             for shape in $DECODE_ROWS; do
                 for cb in ${DCHUNKS:-1 2 4}; do
-                    CLATTN_NV_DECODE_CB=$cb TAG=cb$cb tf $shape fp16 none auto 20 3
+                    ( export "${DCHUNKS_VAR:-CLATTN_NV_DECODE_CB}=$cb"
+                      TAG="${DCHUNKS_VAR:-CLATTN_NV_DECODE_CB}=$cb" tf $shape fp16 none auto 20 3 )
                 done
             done
         done
@@ -387,6 +389,13 @@ for stage in "$@"; do
         torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
         decode_rounds "1,32,8,512,16384,128 fp16 bottom-right auto 20 3"
         torch_rows $DECODE_ROWS 8,32,8,1,1024,128 1,32,8,512,16384,128
+        # Square prefill (kernels the decode work shares headers with),
+        # beside build-before/ when carried.
+        for case in "8,32,32,4096,4096,128 fp16 none" "8,32,32,4096,4096,128 fp16 top-left"; do
+            TAG=new tf $case auto 5 3
+            [ -x build-before/tests/perf/time_fused ] &&
+                TF_BIN=build-before/tests/perf/time_fused TAG=before tf $case auto 5 3
+        done
         bench_decode ;;
     trace)
         # Where the decode kernel's fixed time goes: every group's timeline

@@ -14,6 +14,7 @@ far apart the groups of one row tile and the row tiles themselves end.
 (printf slows the traced calls: read the medians, not their event times.)
 
 usage: trace_decode.py TIME_FUSED_OUTPUT [LABEL [SPLITS [ROW_TILES]]]
+(SPLITS: by default the run's own, from its JSON line)
 """
 import gzip
 import re
@@ -58,7 +59,11 @@ def main():
     rtiles = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", errors="replace") as f:
-        launches = launches_of(f.read())
+        text = f.read()
+    launches = launches_of(text)
+    if not splits:  # the run's own JSON line says it
+        m = re.search(r'"splits": (\d+)', text)
+        splits = int(m.group(1)) if m else 0
     if not launches:
         print("## trace %s: no trace lines" % label)
         return 1
