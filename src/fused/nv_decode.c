@@ -55,7 +55,8 @@ static int env_flag(const char *name, int otherwise)
  * one 16-row tile of 16-key blocks up to d = 128: the H200 streams one warp's
  * loads into registers 8% faster than into local memory by any copy
  * (tests/perf/probe_stream, docs/PERFORMANCE.md). The next block's
- * fragments and the accumulators take ~250 registers: 8 groups per SM. */
+ * fragments and the accumulators take 255 registers (NVIDIA's compiler,
+ * call 6 of docs/h200/2026-12-01f): 8 groups per SM. */
 #define DIRECT_BN 16
 #define DIRECT_GROUPS_PER_CU 8
 
