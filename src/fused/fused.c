@@ -8,6 +8,7 @@
 #include "context/context.h"
 #include "context/program.h"
 #include "fused/fused.h"
+#include "model/splits.h"
 #include "tune/tune.h"
 
 void fused_program_of(const struct attention_call *c, const struct fused_plan *p, char *file,
@@ -135,59 +136,6 @@ static int plan_tiles(clattn_ctx *ctx, const struct attention_call *c, struct fu
     return default_plan(&ctx->dev, s, rows, opts, plan);
 }
 
-static size_t pow2_floor(size_t x)
-{
-    size_t r = 1;
-    while (2 * r <= x)
-        r *= 2;
-    return r;
-}
-
-/* How many chunks to split each sequence's keys into when the caller leaves
- * it to the library. A CPU wants a few groups per core. A GPU whose groups
- * already give every compute unit 1024 work-items is full: a split then only
- * adds the combine (fp16 prefill at N = 1024 on the H200 lost 45% to 2 of
- * them). Below that, about 8 groups per compute unit, with chunks of about
- * 2048 keys on long sequences -- what the H200's decode sweep (docs/
- * PERFORMANCE.md) ran fastest: 16 chunks for 64 groups at 4096 and 16384
- * keys, 32 at 65536, 64 for 8 groups at 131072, 8 for 128 groups of a
- * chunked prefill. */
-static size_t auto_splits(const struct device_facts *dev, size_t groups, size_t local,
-                          size_t kv_len)
-{
-    const size_t cus = dev->compute_units ? dev->compute_units : 1;
-    if (dev->is_cpu) {
-        const size_t target = 4 * cus;
-        return groups >= target ? 1 : (target + groups - 1) / groups;
-    }
-    if (groups * local >= 1024 * cus)
-        return 1;
-    const size_t fill = pow2_floor((8 * cus + groups - 1) / groups);
-    const size_t by_length = pow2_floor(kv_len >= 2048 ? kv_len / 2048 : 1);
-    const size_t cap = by_length > 16 ? by_length : 16;
-    const size_t splits = fill < cap ? fill : cap;
-    return splits > by_length ? splits : by_length;
-}
-
-/* The split for a kernel that says how many of its groups a compute unit
- * holds (`slots` on the device): the one whose waves of groups finish
- * first, each group paying about `fixed` key blocks of its own (filling
- * its pipeline, writing its rows) beside its share of the keys. One wave
- * that leaves a few slots idle beats a second, mostly empty one. */
-static size_t fitted_splits(size_t slots, size_t groups, size_t blocks, size_t fixed)
-{
-    size_t best = 1, best_cost = (size_t)-1;
-    for (size_t s = 1; s <= FUSED_SPLITS_MAX && s <= blocks; s++) {
-        const size_t waves = (groups * s + slots - 1) / slots;
-        const size_t cost = waves * ((blocks + s - 1) / s + fixed);
-        if (cost < best_cost) {
-            best = s;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
 /* Split-KV: when the row tiles alone cannot fill the device, each
  * sequence's keys go to several groups, each chunk at least two key blocks. */
 static void plan_splits(const struct device_facts *dev, const struct attention_call *c,
@@ -201,16 +149,10 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     if (splits == 0 && plan->kernel->groups_per_cu && !dev->is_cpu) {
         const size_t cus = dev->compute_units ? dev->compute_units : 1;
         const size_t slots = cus * plan->kernel->groups_per_cu(dev, s, plan);
-        splits = fitted_splits(slots, groups, blocks, plan->stages + 2);
-        /* Groups that take their row tile's chunks in turn even out their
-         * own ends; groups past one wave only add their fixed part (and
-         * past the kernel's in-kernel merge, cl/combine.cl's launch): at
-         * B = 8 Nk = 65536 on the H200, 16 splits in one wave 0.4903 ms,
-         * the 33 of two waves 0.5158 (docs/h200/2026-12-01f, call 4). */
-        if (plan->kernel->takes_chunk_counter && groups < slots && splits > slots / groups)
-            splits = slots / groups;
+        splits = splits_fitted(slots, groups, blocks, plan->stages + 2,
+                               plan->kernel->takes_chunk_counter);
     } else if (splits == 0) {
-        splits = auto_splits(dev, groups, plan->local, s->kv_len);
+        splits = splits_by_fill(dev->is_cpu, dev->compute_units, groups, plan->local, s->kv_len);
         if (splits > blocks / 2)
             splits = blocks / 2;
     }

@@ -12,6 +12,7 @@
 #include "device/facts.h"
 #include "context/call.h"
 #include "fused/tiles.h"
+#include "model/splits.h" /* FUSED_SPLITS_MAX */
 
 
 /* A kernel configured for one call: its tiles and what follows from them. */
@@ -113,9 +114,6 @@ void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
  * them as an argument (`binary`). */
 unsigned fused_variant_flags(const struct fused_variant *v);
 
-/* Most key chunks per sequence (split-KV); cl/combine.cl holds a weight
- * per chunk in local memory. */
-#define FUSED_SPLITS_MAX 256
 
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
