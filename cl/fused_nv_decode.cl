@@ -24,9 +24,10 @@
  * With DIRECT, K and V skip local memory: each lane loads its own
  * fragments of the next block with 16-byte loads into registers while the
  * warp computes on this one. On the H200 one warp per group streams rows
- * into local memory at 4.15-4.30 TB/s by any copy (cp.async .ca or .cg,
- * cp.async.bulk per row or per tile, 2 to 8 groups per SM) but into
- * registers at 4.47-4.51, as fast as the many-warp read
+ * into local memory at 4.33 TB/s at most by any copy (cp.async .ca or .cg,
+ * cp.async.bulk per row or per tile, 1 to 8 groups per SM; the ring's own
+ * cp.async.ca 4.15-4.25) but into registers at 4.46-4.51, as fast as the
+ * many-warp read
  * (tests/perf/probe_stream, docs/PERFORMANCE.md). The loads take the
  * fragments' own order: in Q K^T a lane's 16 bytes of a key row are its B
  * fragments of two k-steps (Q's A fragments are read in the same order of

@@ -75,8 +75,10 @@ static void any_split_keeps_the_rules(void **state)
     assert_int_equal(splits_fitted(100, 0, 100, 4, 1), 1);
 }
 
-/* The kernels that do not report their groups per compute unit, as the
- * H200's portable-kernel sweep ran them and on this machine's 2 cores. */
+/* The kernels that do not report their groups per compute unit: the
+ * splits the H200's decode sweep ran fastest (the rule's own comment,
+ * docs/PERFORMANCE.md), and on a CPU the rule's 4 groups per core worked
+ * out by hand. */
 static void splits_by_fill_as_run(void **state)
 {
     (void)state;

@@ -114,7 +114,6 @@ void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
  * them as an argument (`binary`). */
 unsigned fused_variant_flags(const struct fused_variant *v);
 
-
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
 

@@ -53,16 +53,17 @@ static int env_flag(const char *name, int otherwise)
 
 /* K and V go straight into registers (cl/fused_nv_decode.cl's DIRECT) for
  * one 16-row tile of 16-key blocks up to d = 128: the H200 streams one warp's
- * loads into registers 8% faster than into local memory by any copy
+ * loads into registers at 4.46-4.51 TB/s, into local memory at 4.33 at most
+ * by any copy and 4.15-4.16 by the ring's own in the same call
  * (tests/perf/probe_stream, docs/PERFORMANCE.md). The next block's
  * fragments and the accumulators take 255 registers (NVIDIA's compiler,
  * call 6 of docs/h200/2026-12-01f): 8 groups per SM. */
 #define DIRECT_BN 16
 #define DIRECT_GROUPS_PER_CU 8
 
-static int direct_wanted(size_t rows, size_t d)
+static int direct_wanted(size_t bm, size_t d)
 {
-    return rows <= 16 && d <= 128 && env_flag("CLATTN_NV_DECODE_DIRECT", 1);
+    return bm == 16 && d <= 128 && env_flag("CLATTN_NV_DECODE_DIRECT", 1);
 }
 
 static size_t max_rows(size_t d)
@@ -89,7 +90,7 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     out->bm = rows <= 16 || s->head_dim > 128 ? 16 : 32;
-    out->bn = direct_wanted(rows, s->head_dim) ? DIRECT_BN : 32;
+    out->bn = direct_wanted(out->bm, s->head_dim) ? DIRECT_BN : 32;
     out->tm = 0;
 }
 
@@ -100,7 +101,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
         return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
                            "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
-    plan->kv_in_registers = bm == 16 && bn == DIRECT_BN && direct_wanted(bm, d);
+    plan->kv_in_registers = bn == DIRECT_BN && direct_wanted(bm, d);
     const size_t stages = plan->kv_in_registers ? 2 : ring_stages(bn, d);
     if (local_bytes(bm, bn, d, plan->kv_in_registers ? 0 : stages) > dev->static_local_mem)
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu with %zu stages needs %zu B "

@@ -13,9 +13,9 @@ static size_t pow2_floor(size_t x)
  * full: a split then only adds the combine (fp16 prefill at N = 1024 on the
  * H200 lost 45% to 2 of them). Below that, about 8 groups per compute unit,
  * with chunks of about 2048 keys on long sequences -- what the H200's
- * decode sweep (docs/PERFORMANCE.md) ran fastest with the portable and
- * nv-mma kernels: 16 chunks for 64 groups at 4096 and 16384 keys, 32 at
- * 65536, 64 for 8 groups at 131072, 8 for 128 groups of a chunked prefill. */
+ * decode sweep (docs/PERFORMANCE.md) ran fastest: 16 chunks for 64 groups
+ * at 4096 and 16384 keys, 32 at 65536, 64 for 8 groups at 131072, 8 for
+ * 128 groups of a chunked prefill. */
 size_t splits_by_fill(int is_cpu, size_t compute_units, size_t groups, size_t local,
                       size_t kv_len)
 {
