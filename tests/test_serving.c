@@ -172,7 +172,7 @@ static void test_long_cache(void **state)
 
 /* Many chunks per sequence, up to FUSED_SPLITS_MAX (256), at every head
  * dimension the tensor-core kernels take: the decode kernel's own combine
- * (cl/nv_chunk_merge.clh) holds 8 chunks per lane and 4 rows at a time, and
+ * (cl/include/nv_chunk_merge.clh) holds 8 chunks per lane and 4 rows at a time, and
  * puts its arrival counters back for the next call, which the repeated
  * calls check. Lengths 0, 1 and partial; rows past a sequence's queries. */
 static void test_many_chunks(void **state)
@@ -199,7 +199,7 @@ static void test_many_chunks(void **state)
                 snprintf(what, sizeof what, "d=%zu, %u chunks asked", dims[i], splits[j]);
                 run_one(&p, CLATTN_PATH_FUSED, k.id, splits[j], what);
             }
-            /* cl/combine.cl with a column's chunks summed in 8 parts, a
+            /* cl/fused/combine.cl with a column's chunks summed in 8 parts, a
              * GPU's default (a CPU's is one: CLATTN_COMBINE_PARTS). */
             setenv("CLATTN_COMBINE_PARTS", "8", 1);
             run_one(&p, CLATTN_PATH_FUSED, k.id, 100, "100 chunks, combine.cl in 8 parts");

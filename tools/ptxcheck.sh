@@ -7,13 +7,13 @@
 # on the GPU), but register pressure and spills track it closely enough to
 # screen variants before spending device time. Static local memory above
 # 48 KiB makes ptxas refuse the kernel here (the driver accepts up to 227 KiB).
-# usage: tools/ptxcheck.sh cl/fused_nv_mma.cl -DD=128 -DBN=64 -DWARPS=4 -DMT=2 -DCAUSAL=0
+# usage: tools/ptxcheck.sh cl/fused/nv_mma.cl -DD=128 -DBN=64 -DWARPS=4 -DMT=2 -DCAUSAL=0
 set -euo pipefail
 src=$1; shift
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # -Dasm=__asm__: clang spells GCC inline assembly __asm__ in OpenCL C.
 clang-15 -x cl -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header \
-    -O3 -emit-llvm -c -Dasm=__asm__ "$@" -o "$tmp/k.bc" "$src"
+    -O3 -emit-llvm -c -Dasm=__asm__ -I "$(dirname "$0")/../cl/include" "$@" -o "$tmp/k.bc" "$src"
 llvm-link-15 "$tmp/k.bc" /usr/lib/clc/nvptx64--nvidiacl.bc -o "$tmp/l.bc" 2>/dev/null
 opt-15 -O3 "$tmp/l.bc" -o "$tmp/o.bc"
 llc-15 -march=nvptx64 -mcpu=sm_86 -mattr=+ptx75 "$tmp/o.bc" -o "$tmp/k.ptx"

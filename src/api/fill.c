@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Device-side random inputs (cl/util.cl): benchmark inputs of gigabytes are
+/* Device-side random inputs (cl/api/fill.cl): benchmark inputs of gigabytes are
  * drawn where they are used instead of crossing the host link. */
 #include "context/context.h"
 #include "context/program.h"
@@ -15,7 +15,7 @@ static int fill(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, uint3
     if (n == 0)
         return CLATTN_OK;
     cl_kernel kern;
-    int rc = kernel_get(ctx, "util.cl", dtype == CLATTN_F16 ? "-DDTYPE_F16" : "",
+    int rc = kernel_get(ctx, "api/fill.cl", dtype == CLATTN_F16 ? "-DDTYPE_F16" : "",
                                "fill_random", &kern);
     if (rc < 0)
         return rc;

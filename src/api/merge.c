@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clattn_merge_cl: the exact combination of two results over disjoint keys
- * on the device (cl/merge.cl); the host version is reference/compare.c's. */
+ * on the device (cl/api/merge.cl); the host version is reference/compare.c's. */
 #include <stdio.h>
 
 #include "context/context.h"
@@ -41,7 +41,7 @@ static int merge(clattn_ctx *ctx, size_t rows, size_t d, clattn_dtype dtype, cl_
     snprintf(options, sizeof options, "-DD=%zu -DWG=%zu%s", d, wg,
              dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
     cl_kernel kern;
-    if ((rc = kernel_get(ctx, "merge.cl", options, "attention_merge", &kern)) < 0)
+    if ((rc = kernel_get(ctx, "api/merge.cl", options, "attention_merge", &kern)) < 0)
         return rc;
     const cl_mem args[6] = { o1, lse1, o2, lse2, o, lse };
     cl_int err = CL_SUCCESS;

@@ -7,7 +7,7 @@
 
 #include "clattn/clattn.h"
 
-/* Builds kernel file `file` (e.g. "fused.cl") with `options` for `device` of
+/* Builds kernel file `file` (e.g. "fused/portable.cl") with `options` for `device` of
  * `context`. `label` names the device in messages. On CLATTN_EBUILD the
  * detail holds the build log. */
 int program_build(cl_context context, cl_device_id device, const char *label, const char *file,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel sources: the copies embedded at build time, or, while developing,
- * the files of the folder $CLATTN_KERNEL_DIR points at. Either way a shared
- * header a kernel includes (`#include "name.clh"` on a line of its own) is
- * inlined here, so that every program handed to the driver is one
+ * the files of the folder $CLATTN_KERNEL_DIR points at (cl/ of the source
+ * tree: fused/, naive/, measure/, api/, include/). Either way a shared
+ * header a kernel includes (`#include "name.clh"` on a line of its own,
+ * found in include/) is inlined here, so that every program handed to the driver is one
  * standalone source, and what a test loads from disk is byte for byte what
  * the embedded copy gives. */
 #include <stdio.h>
@@ -91,7 +92,8 @@ static int append(struct text *t, const char *s, size_t n)
     return CLATTN_OK;
 }
 
-/* The header a line includes ("x.clh" between quotes) into name[0..cap), or 0. */
+/* The header a line includes ("x.clh" between quotes), as its path under
+ * cl/ ("include/x.clh"), into name[0..cap); or 0. */
 static int included_header(const char *line, size_t len, char *name, size_t cap)
 {
     const char *p = line, *end = line + len;
@@ -104,10 +106,12 @@ static int included_header(const char *line, size_t len, char *name, size_t cap)
         p++;
     const char *close = p < end && *p == '"' ? memchr(p + 1, '"', (size_t)(end - p - 1)) : NULL;
     size_t n = close ? (size_t)(close - p - 1) : 0;
-    if (n < 5 || n >= cap || strncmp(close - 4, ".clh", 4))
+    static const char dir[] = "include/";
+    if (n < 5 || n + sizeof dir - 1 >= cap || strncmp(close - 4, ".clh", 4))
         return 0;
-    memcpy(name, p + 1, n);
-    name[n] = '\0';
+    memcpy(name, dir, sizeof dir - 1);
+    memcpy(name + sizeof dir - 1, p + 1, n);
+    name[sizeof dir - 1 + n] = '\0';
     return 1;
 }
 
@@ -116,14 +120,14 @@ static int expand(const char *name, struct text *out, int depth)
     if (depth > INCLUDE_DEPTH_MAX)
         return clattn_fail(CLATTN_EINVAL, "kernel headers include each other deeper than %d "
                            "levels (at %s)", INCLUDE_DEPTH_MAX, name);
-    char *src = NULL, header[64];
+    char *src = NULL, header[80];
     size_t len = 0;
     int rc = raw_source(name, &src, &len);
     for (size_t pos = 0; rc == CLATTN_OK && pos < len;) {
         const char *nl = memchr(src + pos, '\n', len - pos);
         size_t line = nl ? (size_t)(nl - (src + pos)) + 1 : len - pos;
         if (included_header(src + pos, line, header, sizeof header))
-            rc = expand(header, out, depth + 1);
+            rc = expand(header, out, depth + 1); /* "include/x.clh" */
         else
             rc = append(out, src + pos, line);
         pos += line;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The CPU-shaped fused kernel (cl/fused_cpu.cl): work-group size 1,
+/* The CPU-shaped fused kernel (cl/fused/cpu.cl): work-group size 1,
  * explicit float16 vectors, no local memory. BM = 16 x RV packed rows per
  * work-item, one row per SIMD lane ("rows across lanes"), or for decoding
  * (at most 8 packed rows per key/value head) BM = DR rows with the keys
@@ -116,7 +116,7 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 const struct fused_kernel fused_cpu = {
     .name = "cpu",
     .id = CLATTN_FUSED_CPU,
-    .file = "fused_cpu.cl",
+    .file = "fused/cpu.cl",
     .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
     .cannot_run = cannot_run,
     .not_preferred = not_preferred,

@@ -36,7 +36,7 @@ struct fused_plan {
                              * split_keys in turn (`splits` groups, more
                              * chunks); else each group has one */
     int merges_chunks;      /* a split's last group combines the chunks: one
-                             * launch, no cl/combine.cl */
+                             * launch, no cl/fused/combine.cl */
     char note[160];         /* why tuned tiles were set aside, "" otherwise */
 };
 
@@ -80,7 +80,7 @@ struct fused_kernel {
     /* A kernel made at build time, a PTX program binary (cl/ptxgen.py):
      * the embedded binary's name for a configured plan. It cannot be
      * rebuilt per call, so it takes the variant as two more arguments
-     * after cl/fused_grid.clh's list: the GQA group and the FUSED_F_*
+     * after cl/include/fused_grid.clh's list: the GQA group and the FUSED_F_*
      * flags. NULL: built from `file` with options. */
     void (*binary)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
     /* Runs the kernel on small problems in a context of its own and checks
@@ -89,17 +89,17 @@ struct fused_kernel {
      * context. CLATTN_OK, or an error saying why. May be NULL. */
     int (*probe_launch)(const clattn_ctx *ctx);
     /* Takes one more argument after the list (and the binary's): the
-     * split's counters, two per row tile (cl/nv_chunk_merge.clh; NULL
+     * split's counters, two per row tile (cl/include/nv_chunk_merge.clh; NULL
      * without a split). */
     int takes_chunk_counter;
     /* Once the split is known (plan->splits > 1 of `blocks` key blocks):
      * sets steals_chunks (then split_keys, the chunk) and merges_chunks.
-     * May be NULL: one chunk per group, cl/combine.cl. */
+     * May be NULL: one chunk per group, cl/fused/combine.cl. */
     void (*plan_chunks)(struct fused_plan *plan, size_t blocks);
 };
 
 
-/* What a call asks of a kernel beyond its tiles: cl/fused_grid.clh's -D
+/* What a call asks of a kernel beyond its tiles: cl/include/fused_grid.clh's -D
  * options. */
 struct fused_variant {
     size_t group;  /* H / Hkv */
@@ -110,7 +110,7 @@ struct fused_variant {
 struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p);
 /* " -DGROUP=... -DCAUSAL=..." appended to buf[0..cap). */
 void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap);
-/* The same as cl/fused_grid.clh's FUSED_F_* flags, for a kernel that takes
+/* The same as cl/include/fused_grid.clh's FUSED_F_* flags, for a kernel that takes
  * them as an argument (`binary`). */
 unsigned fused_variant_flags(const struct fused_variant *v);
 
@@ -121,7 +121,7 @@ unsigned fused_variant_flags(const struct fused_variant *v);
  * counters of a kernel that takes_chunk_counter (created zeroed). */
 enum { FUSED_PART_O, FUSED_PART_ML, FUSED_PART_COUNTERS, FUSED_PARTS };
 
-/* Enqueues a built fused kernel on cl/fused_grid.clh's argument list, a
+/* Enqueues a built fused kernel on cl/include/fused_grid.clh's argument list, a
  * grid of row tiles x chunks x B x Hkv groups of plan->local work-items;
  * the split workspace (or NULLs) is the chunks' outputs: partial O, (max,
  * sum), the arrival counters of a kernel that merges its chunks. */
@@ -134,7 +134,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
 void fused_program_of(const struct attention_call *c, const struct fused_plan *plan, char *file,
                       size_t file_cap, char *options, size_t options_cap);
 
-/* Enqueues cl/combine.cl, which finishes the rows of a split call. */
+/* Enqueues cl/fused/combine.cl, which finishes the rows of a split call. */
 int fused_combine(clattn_ctx *ctx, const struct attention_call *call,
                   const struct fused_plan *plan, cl_mem part_o, cl_mem part_ml);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Launching the fused kernels (cl/fused_grid.clh's argument list) and the
- * split-KV combine (cl/combine.cl). */
+/* Launching the fused kernels (cl/include/fused_grid.clh's argument list) and the
+ * split-KV combine (cl/fused/combine.cl). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -93,7 +93,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     return CLATTN_OK;
 }
 
-/* Work-items per output column of cl/combine.cl (CLATTN_COMBINE_PARTS=
+/* Work-items per output column of cl/fused/combine.cl (CLATTN_COMBINE_PARTS=
  * <1|2|4|8> sets it, within the device's work-group size): on a GPU 8, so
  * that a row of many chunks waits for an eighth of the loads in turn -- the
  * H200's 66-chunk decode row (B = 1, Nk = 131072) spent 10.7 us in
@@ -128,7 +128,7 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
              s->head_dim, wg, parts, FUSED_SPLITS_MAX, c->causal, c->causal_br, c->kv_lens != NULL,
              c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
     cl_kernel kern;
-    int rc = kernel_get(ctx, "combine.cl", options, "attention_combine", &kern);
+    int rc = kernel_get(ctx, "fused/combine.cl", options, "attention_combine", &kern);
     if (rc < 0)
         return rc;
     struct args a = { kern, 0, CL_SUCCESS };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The tensor-core decode kernel (cl/fused_nv_decode.cl): NVIDIA sm_80+,
+/* The tensor-core decode kernel (cl/fused/nv_decode.cl): NVIDIA sm_80+,
  * fp16, a few packed rows per KV head against many keys. One warp per
  * work-group, BM = 16 x MT packed rows; K and V straight into registers
  * (one 16-row tile of 16-key blocks, d <= 128) or through a ring of STAGES
@@ -42,7 +42,7 @@ static size_t ring_stages(size_t bn, size_t d)
 /* Measurement switches: CLATTN_NV_DECODE_DIRECT=0|1 K and V through the
  * local ring or into registers (16x16 tiles up to d = 128),
  * CLATTN_NV_DECODE_MERGE=0|1 leaves a split's chunks
- * to cl/combine.cl (a second launch) or merges them in the kernel whatever
+ * to cl/fused/combine.cl (a second launch) or merges them in the kernel whatever
  * their count, CLATTN_NV_DECODE_STEAL=0|1 one chunk per group or chunks
  * taken in turn, CLATTN_NV_DECODE_CB=<1..64> the blocks of a chunk taken. */
 static int env_flag(const char *name, int otherwise)
@@ -51,7 +51,7 @@ static int env_flag(const char *name, int otherwise)
     return env && (env[0] == '0' || env[0] == '1') ? env[0] == '1' : otherwise;
 }
 
-/* K and V go straight into registers (cl/fused_nv_decode.cl's DIRECT) for
+/* K and V go straight into registers (cl/fused/nv_decode.cl's DIRECT) for
  * one 16-row tile of 16-key blocks up to d = 128: the H200 streams one warp's
  * loads into registers at 4.46-4.51 TB/s, into local memory at 4.33 at most
  * by any copy and 4.15-4.16 by the ring's own in the same call
@@ -137,7 +137,7 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 
 /* Chunks the kernel merges itself by default: one warp, a lane per
  * chunk, MERGE_BATCH chunks' partial O in flight at a time
- * (cl/nv_chunk_merge.clh); past this many, cl/combine.cl's row per
+ * (cl/include/nv_chunk_merge.clh); past this many, cl/fused/combine.cl's row per
  * work-group finishes sooner (66 chunks: 0.1629 ms merged against 0.1499,
  * call 6 of docs/h200/2026-12-01d). The kernel merges at most
  * MERGE_SPLITS_LIMIT (a lane of its warp per chunk), whatever the switch
@@ -173,7 +173,7 @@ static const clattn_shape probe_shape = { 1, 4, 1, 1, 64, 64, CLATTN_F16 };
 const struct fused_kernel fused_nv_decode = {
     .name = "nv-decode",
     .id = CLATTN_FUSED_NV_DECODE,
-    .file = "fused_nv_decode.cl",
+    .file = "fused/nv_decode.cl",
     .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
                "K/V into registers (d <= 128) or through a cp.async ring; fp16, d = 64/128/256",
     .cannot_run = nv_mma_cannot_run,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The tensor-core fused kernel (cl/fused_nv_mma.cl): NVIDIA sm_80+, fp16,
+/* The tensor-core fused kernel (cl/fused/nv_mma.cl): NVIDIA sm_80+, fp16,
  * inline PTX mma.sync / ldmatrix / cp.async. A work-group of WARPS warps owns
  * BM = 16 x MT x WARPS query rows. */
 #include <stdio.h>
@@ -97,7 +97,7 @@ static const clattn_shape probe_shape = { 1, 1, 1, 64, 64, 64, CLATTN_F16 };
 const struct fused_kernel fused_nv_mma = {
     .name = "nv-mma",
     .id = CLATTN_FUSED_NV_MMA,
-    .file = "fused_nv_mma.cl",
+    .file = "fused/nv_mma.cl",
     .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
     .cannot_run = nv_mma_cannot_run,
     .probe_shape = &probe_shape,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the two tensor-core fused kernels (nv-mma for prefill, nv-decode)
  * share on the host: the same predicate, since both are made of the same
- * mma.sync tile (cl/nv_mma_tile.clh). */
+ * mma.sync tile (cl/include/nv_mma_tile.clh). */
 #ifndef CLATTN_SRC_FUSED_NV_MMA_H
 #define CLATTN_SRC_FUSED_NV_MMA_H
 

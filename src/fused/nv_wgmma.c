@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The Hopper warpgroup kernel (cl/fused_nv_wgmma.cl): compute capability
+/* The Hopper warpgroup kernel (cl/fused/nv_wgmma.cl): compute capability
  * 9.0, fp16, d = 64/128/256, made at build time as one PTX program binary
  * per head dimension (cl/ptxgen.py). Its tiles are fixed by the build: 128
  * packed rows (two consumer warpgroups) by BN keys, in work-groups of 384
@@ -16,7 +16,7 @@
 #include "fused/kernel.h"
 #include "fused/nv_mma.h"
 
-#include "../../cl/nv_wgmma_geometry.h" /* the build's tiles, shared with the kernel */
+#include "../../cl/include/nv_wgmma_geometry.h" /* the build's tiles, shared with the kernel */
 
 extern const struct fused_kernel fused_nv_wgmma;
 
@@ -246,7 +246,7 @@ static const clattn_shape probe_shape = { 1, 2, 1, 64, 128, 128, CLATTN_F16 };
 const struct fused_kernel fused_nv_wgmma = {
     .name = "nv-wgmma",
     .id = CLATTN_FUSED_NV_WGMMA,
-    .file = "fused_nv_wgmma.cl",
+    .file = "fused/nv_wgmma.cl",
     .summary = "NVIDIA Hopper (sm_90a) warpgroup MMA: wgmma, a producer warpgroup and mbarrier "
                "ring, setmaxnreg; a PTX binary made at build time; fp16, d = 64/128/256",
     .cannot_run = cannot_run,

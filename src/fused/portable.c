@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The portable fused kernel (cl/fused.cl): OpenCL C 1.2, any device. A
+/* The portable fused kernel (cl/fused/portable.cl): OpenCL C 1.2, any device. A
  * work-group owns BM query rows; TPR work-items share each row. */
 #include <stdio.h>
 
 #include "core/error.h"
 #include "fused/kernel.h"
 
-/* Local bytes of cl/fused.cl for a tile: Q (BM x DP), K or V (BN x (DP+1)),
+/* Local bytes of cl/fused/portable.cl for a tile: Q (BM x DP), K or V (BN x (DP+1)),
  * scores (BM x (BN+1)), all float. */
 static size_t local_bytes(size_t bm, size_t bn, size_t dp)
 {
@@ -83,7 +83,7 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 const struct fused_kernel fused_portable = {
     .name = "portable",
     .id = CLATTN_FUSED_PORTABLE,
-    .file = "fused.cl",
+    .file = "fused/portable.cl",
     .summary = "OpenCL C 1.2 tiles with an online softmax, any device",
     .cannot_run = cannot_run,
     .candidates = candidates,

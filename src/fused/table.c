@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* The fused kernels, in AUTO's order of preference: the first that can run
- * a shape on the device (and whose probe builds) is chosen. */
+ * a call on the device (and whose probe builds) is chosen. The list is
+ * src/fused/meson.build's (fused/fused_list.h, generated from it). */
 #include <string.h>
 
+#include "fused/fused_list.h"
 #include "fused/kernel.h"
 
-extern const struct fused_kernel fused_nv_decode, fused_nv_wgmma, fused_nv_mma, fused_cpu, fused_tiled,
-    fused_portable;
+#define DECLARE(room) extern const struct fused_kernel fused_##room;
+FUSED_KERNEL_ROWS(DECLARE)
+#undef DECLARE
 
 const struct fused_kernel *const fused_kernels[] = {
-    &fused_nv_decode, /* AUTO passes it over for prefill shapes */
-    &fused_nv_wgmma,  /* Hopper; passed over for decoding */
-    &fused_nv_mma,
-    &fused_cpu,
-    &fused_tiled,
-    &fused_portable,
+#define ROW(room) &fused_##room,
+    FUSED_KERNEL_ROWS(ROW)
+#undef ROW
 };
 const size_t fused_kernel_count = sizeof fused_kernels / sizeof fused_kernels[0];
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The register-tiled fused kernel (cl/fused_tiled.cl): OpenCL C 1.2, shaped
+/* The register-tiled fused kernel (cl/fused/tiled.cl): OpenCL C 1.2, shaped
  * like two GEMMs for GPUs of any vendor. A work-group of NT work-items owns
  * BM packed rows; for S = Q K^T each item holds TMS rows x TNS keys, for
  * O = P V TMO rows x 4 OCO columns, all in registers. The tiles name BM, BN
@@ -187,7 +187,7 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 const struct fused_kernel fused_tiled = {
     .name = "tiled",
     .id = CLATTN_FUSED_TILED,
-    .file = "fused_tiled.cl",
+    .file = "fused/tiled.cl",
     .summary = "register-tiled like a GEMM, OpenCL C 1.2: GPUs of any vendor",
     .cannot_run = cannot_run,
     .not_preferred = not_preferred,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What a call asks of a fused kernel beyond its tiles (cl/fused_grid.clh):
+/* What a call asks of a fused kernel beyond its tiles (cl/include/fused_grid.clh):
  * as build options for the kernels built from source, as flags for those
  * made at build time. */
 #include <stdio.h>
@@ -29,7 +29,7 @@ void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap)
              v->q_lens);
 }
 
-/* Kept in step with cl/fused_grid.clh's FUSED_F_*. */
+/* Kept in step with cl/include/fused_grid.clh's FUSED_F_*. */
 unsigned fused_variant_flags(const struct fused_variant *v)
 {
     return (v->causal ? 1u : 0u) | (v->causal_br ? 2u : 0u) | (v->lse ? 4u : 0u) |

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Measured ceilings (cl/measure.cl): memory bandwidth, FMA rates and launch
+/* Measured ceilings (cl/measure/measure.cl): memory bandwidth, FMA rates and launch
  * latency, then the working-set sweep (measure_sweep.c); the saved file is
  * measure_file.c. */
 #include <stdio.h>
@@ -33,7 +33,7 @@ static int measure_latency(struct bench *b, clattn_measurement *m)
     const int batch = b->is_cpu ? 32 : 200;
     const size_t one = 1;
     cl_int err;
-    int rc = kernel_get(b->ctx, "measure.cl", "", "measure_empty", &k);
+    int rc = kernel_get(b->ctx, "measure/measure.cl", "", "measure_empty", &k);
     if (rc)
         return rc;
     dummy = clCreateBuffer(b->ctx->context, CL_MEM_READ_WRITE, 64, NULL, &err);
@@ -89,7 +89,7 @@ static int measure_flops(struct bench *b, int fp16, clattn_stat *out)
     else
         snprintf(type, sizeof type, "%s%u", fp16 ? "half" : "float", (unsigned)lanes);
     snprintf(options, sizeof options, "%s-DFMA_TYPE=%s", fp16 ? "-DMEASURE_FP16=1 " : "", type);
-    int rc = kernel_get(b->ctx, "measure.cl", options, "measure_fma", &k);
+    int rc = kernel_get(b->ctx, "measure/measure.cl", options, "measure_fma", &k);
     if (rc == CLATTN_EBUILD && fp16) {
         clattn_clear_error();
         return 0; /* n/a: samples stay 0 */
@@ -125,7 +125,7 @@ static int measure_tensor(struct bench *b, clattn_stat *out)
     if (b->ctx->dev.nv_cc < 80)
         return 0;
     cl_kernel k = NULL;
-    int rc = kernel_get(b->ctx, "measure_nv_mma.cl", "", "measure_mma", &k);
+    int rc = kernel_get(b->ctx, "measure/nv_mma.cl", "", "measure_mma", &k);
     if (rc == CLATTN_EBUILD) {
         clattn_clear_error();
         return 0; /* n/a */
@@ -158,7 +158,7 @@ static int measure_bandwidth(struct bench *b, uint64_t bytes, clattn_stat *out)
 {
     cl_kernel k = NULL;
     cl_mem src = NULL, dst = NULL;
-    int rc = kernel_get(b->ctx, "measure.cl", "", "measure_copy", &k);
+    int rc = kernel_get(b->ctx, "measure/measure.cl", "", "measure_copy", &k);
     if (rc)
         return rc;
     if ((rc = bench_filled_buffer(b, bytes, &src)) || (rc = bench_filled_buffer(b, bytes, &dst)))

@@ -189,7 +189,7 @@ int measure_sweep(struct bench *b, clattn_measurement *m)
     cl_mem buf = NULL, sink = NULL;
     cl_int err;
     size_t global = bench_filling_global(b);
-    int rc = kernel_get(b->ctx, "measure.cl", "",
+    int rc = kernel_get(b->ctx, "measure/measure.cl", "",
                                b->is_cpu ? "measure_read_runs" : "measure_read", &k);
     if (rc)
         return rc;

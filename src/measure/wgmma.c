@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The Hopper warpgroup MMA rate (cl/measure_wgmma.cl, an embedded PTX
+/* The Hopper warpgroup MMA rate (cl/measure/wgmma.cl, an embedded PTX
  * program binary made at build time by cl/ptxgen.py). The binary is built
  * and run in an OpenCL context of its own: a driver that refuses it or a
  * launch that faults is written into the measurement (wgmma_status,
@@ -18,7 +18,7 @@
 #define WGMMA_BINARY "measure_wgmma.ptx"
 #define WGMMA_GROUP 256          /* two warpgroups (the kernel's reqd size) */
 #define WGMMA_GROUPS_PER_CU 2    /* ~90 registers x 256: two groups fit an SM */
-#define WGMMA_PER_ROUND 8        /* as in cl/measure_wgmma.cl */
+#define WGMMA_PER_ROUND 8        /* as in cl/measure/wgmma.cl */
 #define WGMMA_FLOP (2.0 * 64 * 128 * 16)
 
 static int run_wgmma(struct bench *b, clattn_ctx *sub, clattn_stat *out)

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-/* Most key chunks per sequence; cl/combine.cl holds a weight per chunk in
+/* Most key chunks per sequence; cl/fused/combine.cl holds a weight per chunk in
  * local memory. */
 #define FUSED_SPLITS_MAX 256
 

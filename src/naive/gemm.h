@@ -58,7 +58,7 @@ int gemm_enqueue(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast);
  * (or, elsewhere, "cpu..."); an error for a value it cannot take. */
 int naive_cpu_shaped(clattn_ctx *ctx);
 
-/* The built-in backends share cl/gemm.cl's argument list. */
+/* The built-in backends share cl/naive/gemm.cl's argument list. */
 cl_int gemm_set_standard_args(cl_kernel kern, const struct gemm_desc *g);
 
 #endif

@@ -1,4 +1,4 @@
-/* The argument list cl/gemm.cl and cl/gemm_nv_mma.cl share. */
+/* The argument list cl/naive/gemm.cl and cl/naive/gemm_nv_mma.cl share. */
 #include "naive/gemm.h"
 
 cl_int gemm_set_standard_args(cl_kernel kern, const struct gemm_desc *g)

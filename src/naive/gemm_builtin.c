@@ -1,6 +1,6 @@
 /* The built-in GEMM: portable OpenCL C, any device, any case, in two
- * shapes (docs/GEMM.md): cl/gemm_cpu.cl on CPU devices (work-group size 1,
- * float16 register tiles) and cl/gemm.cl elsewhere (local-memory tiles,
+ * shapes (docs/GEMM.md): cl/naive/gemm_cpu.cl on CPU devices (work-group size 1,
+ * float16 register tiles) and cl/naive/gemm.cl elsewhere (local-memory tiles,
  * register micro-tiles per work-item). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +103,7 @@ static int enqueue_cpu(clattn_ctx *ctx, const struct gemm_desc *g, const struct 
              "-DCHUNKS=%d", g->trans_b ? 1 : 0, g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
              t->rm, t->nv, t->rb, t->ns, t->kc, g->k > t->kc);
     cl_kernel kern;
-    int rc = kernel_get(ctx, "gemm_cpu.cl", opts, "gemm_batched", &kern);
+    int rc = kernel_get(ctx, "naive/gemm_cpu.cl", opts, "gemm_batched", &kern);
     if (rc < 0)
         return rc;
     cl_int err = gemm_set_standard_args(kern, g);
@@ -130,7 +130,7 @@ static int enqueue_gpu(clattn_ctx *ctx, const struct gemm_desc *g)
     snprintf(opts, sizeof opts, "-cl-mad-enable -DTRANS_B=%d%s -DTM=%u -DTN=%u",
              g->trans_b ? 1 : 0, g->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "", tm, tn);
     cl_kernel kern;
-    int rc = kernel_get(ctx, "gemm.cl", opts, "gemm_batched", &kern);
+    int rc = kernel_get(ctx, "naive/gemm.cl", opts, "gemm_batched", &kern);
     if (rc < 0)
         return rc;
     cl_int err = gemm_set_standard_args(kern, g);

@@ -1,4 +1,4 @@
-/* The tensor-core GEMM (cl/gemm_nv_mma.cl): NVIDIA sm_80+, fp16, a ring of
+/* The tensor-core GEMM (cl/naive/gemm_nv_mma.cl): NVIDIA sm_80+, fp16, a ring of
  * cp.async stages feeding ldmatrix and mma.sync. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +101,7 @@ static int probe(clattn_ctx *ctx)
     cl_program prog;
     nv_gemm_default_tiles(&qk, &t);
     nv_gemm_options(&t, 1, 1, opts, sizeof opts);
-    return program_get(ctx, "gemm_nv_mma.cl", opts, &prog);
+    return program_get(ctx, "naive/gemm_nv_mma.cl", opts, &prog);
 }
 
 /* A tile forced through CLATTN_NV_GEMM that is invalid or does not build is
@@ -119,7 +119,7 @@ static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
     char opts[160];
     nv_gemm_options(&t, g->trans_b ? 1 : 0, c_vec, opts, sizeof opts);
     cl_kernel kern;
-    int rc = kernel_get(ctx, "gemm_nv_mma.cl", opts, "gemm_batched", &kern);
+    int rc = kernel_get(ctx, "naive/gemm_nv_mma.cl", opts, "gemm_batched", &kern);
     if (rc < 0 && env == NV_GEMM_ENV_TILE)
         return rc;
     if (rc < 0 && rc != CLATTN_EDEVLOST) {

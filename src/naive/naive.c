@@ -116,7 +116,7 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
              c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
              shape_opt);
     cl_kernel kern;
-    int rc = kernel_get(ctx, "softmax.cl", opts, "softmax_rows", &kern);
+    int rc = kernel_get(ctx, "naive/softmax.cl", opts, "softmax_rows", &kern);
     if (rc < 0)
         return rc;
     cl_uint nq = (cl_uint)s->q_len, nk = (cl_uint)s->kv_len, heads = (cl_uint)s->heads;
@@ -196,7 +196,7 @@ static int repack(clattn_ctx *ctx, const struct attention_call *c, int i, cl_mem
     snprintf(opts, sizeof opts, "-DUNPACK=%d -DLENS=%d%s", unpack, lens,
              s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
     cl_kernel kern;
-    int rc = kernel_get(ctx, "repack.cl", opts, "repack", &kern);
+    int rc = kernel_get(ctx, "naive/repack.cl", opts, "repack", &kern);
     if (rc < 0)
         return rc;
     cl_ulong off = l[i]->offset, sb = l[i]->batch, sh = l[i]->head, st = l[i]->token;

@@ -7,7 +7,7 @@
  * and sums every word of every tile (the check, and a stand-in for the
  * kernel's reads of the tile). tests/perf/probe_stream.c drives it.
  *
- * -DMETHOD=0: cp.async.ca 16 B per lane (what cl/fused_nv_decode.cl does)
+ * -DMETHOD=0: cp.async.ca 16 B per lane (what cl/fused/nv_decode.cl does)
  *          1: cp.async.cg 16 B per lane
  *          2: cp.async.bulk, one row (256 B) per copy, into rows padded to
  *             272 B (what ldmatrix needs to read them without conflicts)

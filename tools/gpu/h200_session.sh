@@ -11,15 +11,15 @@
 #   dsweep   the decode kernel's tiles, ring depths and splits on the
 #            decode shapes, nv-mma's beside them, PyTorch in the same call
 #   prefill  fp16 d=128 prefill, clattn AUTO beside torch_sdpa.py
-#   merge    the decode kernel's own split combine against cl/combine.cl
+#   merge    the decode kernel's own split combine against cl/fused/combine.cl
 #   chunks   the decode kernel's chunk size (CLATTN_NV_DECODE_CB)
 #   closing  the decode rows as shipped beside build-before/ (if carried),
 #            PyTorch before and after them, the chunked-prefill row,
 #            bench --preset decode (closing2: the same)
 #   ring     the decode kernel's ring shapes at B = 8
-#   combine  cl/combine.cl's parts per column at 66 chunks, test_serving
+#   combine  cl/fused/combine.cl's parts per column at 66 chunks, test_serving
 #   decode_ab the decode rows as shipped beside one chunk per group and
-#            cl/combine.cl, interleaved
+#            cl/fused/combine.cl, interleaved
 #   trace    the decode kernel's per-group timeline
 #            (-DTRACE=1, tools/gpu/trace_decode.py) beside its timing
 #   ab       test_serving and verify nv-decode, then the decode rows of
@@ -291,8 +291,8 @@ for stage in "$@"; do
         grep -E "TFLOP|best|WRONG|failed|ignored" "$out/logs/tune_nv-wgmma.txt" | head -6 | tee -a "$S"
         bench_decode ;;
     merge)
-        # The decode kernel's own combine (cl/nv_chunk_merge.clh) against
-        # cl/combine.cl's second launch, chunks taken in turn against one
+        # The decode kernel's own combine (cl/include/nv_chunk_merge.clh) against
+        # cl/fused/combine.cl's second launch, chunks taken in turn against one
         # per group:
         # the serving tests, then the decode rows interleaved, a key sweep
         # at 8 chunks, PyTorch in the same call.
@@ -323,7 +323,7 @@ for stage in "$@"; do
         torch_rows $DECODE_ROWS 8,32,8,1,1024,128 ;;
     decode_ab)
         # The decode rows as shipped beside the previous commit's scheme
-        # (one chunk per group, cl/combine.cl), interleaved, PyTorch after.
+        # (one chunk per group, cl/fused/combine.cl), interleaved, PyTorch after.
         say "stage decode_ab"
         for round in 1 2; do
             for shape in $DECODE_ROWS 8,32,8,1,1024,128; do
@@ -357,7 +357,7 @@ for stage in "$@"; do
         done
         torch_rows 8,32,8,1,4096,128 8,32,8,1,16384,128 ;;
     combine)
-        # cl/combine.cl with a column's chunks in 1, 4 or 8 (a GPU's
+        # cl/fused/combine.cl with a column's chunks in 1, 4 or 8 (a GPU's
         # default) parts on the 66-chunk decode row, then test_serving
         # (over 100 s on the H200).
         say "stage combine"
@@ -399,7 +399,7 @@ for stage in "$@"; do
         bench_decode ;;
     trace)
         # Where the decode kernel's fixed time goes: every group's timeline
-        # (cl/fused_nv_decode.cl -DTRACE=1) in the last launch of a traced
+        # (cl/fused/nv_decode.cl -DTRACE=1) in the last launch of a traced
         # time_fused run, beside the untraced timing.
         say "stage trace"
         for shape in ${TRACE_ROWS:-8,32,8,1,4096,128 8,32,8,1,16384,128 1,32,8,1,131072,128 8,32,8,1,1024,128}; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Where a decode call's time goes, from cl/fused_nv_decode.cl built with
+"""Where a decode call's time goes, from cl/fused/nv_decode.cl built with
 -DTRACE=1 (CLATTN_BUILD_OPTIONS): every work-group prints one line
 
     T group sm chunks last t_start t_first t_walked t_stored t_arrived t_merged
@@ -99,7 +99,7 @@ def main():
                   (n, len(rates), statistics.mean(rates),
                    statistics.pstdev(rates) / statistics.mean(rates)))
     if splits > 0:
-        # cl/fused_grid.clh's order: row tiles fastest, then chunks, then (b, hk).
+        # cl/include/fused_grid.clh's order: row tiles fastest, then chunks, then (b, hk).
         tiles = {}
         for r in g:
             tile = (r[0] // rtiles // splits, r[0] % rtiles)

@@ -291,7 +291,7 @@ void attention_fused(FUSED_PARAMS(store_t))
         const int live = row < at.n_rows;
         const uint end = live ? fused_token_end(row / GROUP, at.kv_len, at.causal_off) : 0u;
 #if SPLIT
-        /* The chunk's unnormalised accumulator and (max, sum); cl/combine.cl
+        /* The chunk's unnormalised accumulator and (max, sum); cl/fused/combine.cl
          * finishes the row (and writes the zeros of rows past the sequence). */
         if (!live)
             continue;

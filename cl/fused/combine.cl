@@ -3,7 +3,7 @@
  * Split-KV's second step: each row's key chunks (written by a fused kernel
  * with -DSPLIT=1: the unnormalised accumulator and (max, sum) per chunk, max
  * in the log2 domain of the scaled scores) combined exactly into O and the
- * LSE, with the semantics of cl/fused_finish.clh. One work-group per row,
+ * LSE, with the semantics of cl/include/fused_finish.clh. One work-group per row,
  * one work-item per output column; rows past a sequence's q_len get zeros.
  *
  * The chunks' (max, sum) pairs are read by all work-items at once and

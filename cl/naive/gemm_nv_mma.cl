@@ -27,7 +27,7 @@
  * C rows may be written 16 bytes at a time).
  * The host must guarantee 16-byte alignment of every A and B row: lda, ldb,
  * a_off, b_off and both batch strides multiples of 8 elements. The
- * signature is cl/gemm.cl's, with fp16 passed as ushort. Launch: local size
+ * signature is cl/naive/gemm.cl's, with fp16 passed as ushort. Launch: local size
  * NTHREADS; global size ceil(M / BM) * ceil(N / BN) * NTHREADS by batch.
  * Needs the NVIDIA OpenCL compiler (inline PTX); other devices use gemm.cl.
  */

@@ -88,7 +88,7 @@ typedef float16 vec;
  * = n + f, n = round(x log2 e) (adding 1.5 * 2^23 rounds; PoCL's rint() is a
  * software routine), 2^f by a degree-6 polynomial on [-1/2, 1/2] (relative
  * error 1.2e-7 in float), 2^n by shifting n + 127 into the exponent. Exactly
- * 0 below 2^-127 (so -inf gives 0); NaN stays NaN (cl/exp2_poly.clh's
+ * 0 below 2^-127 (so -inf gives 0); NaN stays NaN (cl/include/exp2_poly.clh's
  * exp2_neg16, with the NaN kept: a NaN or +inf score makes its row NaN). */
 static inline vec exp_row(vec x)
 {

@@ -1,7 +1,7 @@
 /*
  * Batched GEMM for the naive path when CLBlast cannot serve the case (e.g.
  * half precision on devices without cl_khr_fp16), shaped for GPUs (CPU
- * devices run cl/gemm_cpu.cl):
+ * devices run cl/naive/gemm_cpu.cl):
  *     C[b] = alpha * A[b] * op(B[b]),  A: M x K, op(B): K x N, C: M x N,
  * all row-major in storage type, accumulated in float.
  *

@@ -4,7 +4,7 @@
  * with the tiles of a GEMM micro-kernel, written in explicit float16 vectors
  * (zmm on AVX-512). No local memory, no barriers: work-group size 1, and each
  * work-item's tiles live in private memory (L1/L2). The work-item is the
- * work-group of cl/fused_grid.clh's contract (packed rows of one key/value
+ * work-group of cl/include/fused_grid.clh's contract (packed rows of one key/value
  * head, a chunk of its keys). Two layouts, one per build:
  *
  * Rows across lanes (default; g*Nq >= 16 rows per key/value head).
@@ -24,13 +24,13 @@
  *   work-item>  -DKB=<keys per Q.K^T register block, divides BN>
  *   -DXC=<output columns per P.V register block, <= D>
  *   -DDTYPE_F16 (optional: half storage, float arithmetic)
- *   and cl/fused_grid.clh's options; BM = 16 RV.
+ *   and cl/include/fused_grid.clh's options; BM = 16 RV.
  *
  * Keys across lanes (-DDR=<rows>, decode: g*Nq <= 8): see below.
  *
  * Both: blocks past a row's last visible key skipped, masks applied only
  * where a block crosses it; fp32 accumulation; rows finished by
- * cl/fused_finish.clh's rules. The softmax here works with a finite initial
+ * cl/include/fused_finish.clh's rules. The softmax here works with a finite initial
  * maximum and an exp2 that saturates, so a NaN or +inf score would vanish:
  * each row keeps a flag of them instead, and such a row outputs NaN.
  */
@@ -52,7 +52,7 @@ typedef float store_t;
 
 #define XT (D % XC) /* output columns in the last, narrower P.V block */
 
-/* 2^x for x <= 0, elementwise (cl/exp2_poly.clh). */
+/* 2^x for x <= 0, elementwise (cl/include/exp2_poly.clh). */
 static inline vec exp2_neg(vec x)
 {
     return exp2_neg16(x);

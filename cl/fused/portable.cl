@@ -127,7 +127,7 @@ void attention_fused(FUSED_PARAMS(store_t))
     if (row >= n_q * GROUP)
         return; /* a row of the last tile past the tensor */
 #if SPLIT
-    /* The chunk's unnormalised accumulator and (max, sum); cl/combine.cl
+    /* The chunk's unnormalised accumulator and (max, sum); cl/fused/combine.cl
      * finishes the row (and writes the zeros of rows past the sequence). */
     if (!live)
         return;

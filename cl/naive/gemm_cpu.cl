@@ -2,7 +2,7 @@
  * The naive path's batched GEMM shaped for CPUs (PoCL):
  *     C[b] = alpha * A[b] * op(B[b]),  A: M x K, op(B): K x N, C: M x N,
  * row-major in the storage type, accumulated in float. The same arguments
- * as cl/gemm.cl's gemm_batched.
+ * as cl/naive/gemm.cl's gemm_batched.
  *
  * A GEMM micro-kernel in explicit float16 vectors (one zmm each on
  * AVX-512), no local memory, no barriers: work-group size 1. A work-item

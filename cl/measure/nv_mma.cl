@@ -2,7 +2,7 @@
 /*
  * Tensor-core rate on NVIDIA (compute capability >= 8.0): each warp issues
  * ITERS rounds of 8 independent mma.sync.m16n8k16 (fp16 in, fp32 accumulate)
- * on register operands, the instruction cl/fused_nv_mma.cl is built from, so
+ * on register operands, the instruction cl/fused/nv_mma.cl is built from, so
  * the result is the roof that kernel can reach (below the datasheet's wgmma
  * rate). 4096 FLOP per mma. Needs the NVIDIA OpenCL compiler (inline PTX).
  */

@@ -12,14 +12,14 @@
  * blocks ahead, so a warp always has that many blocks' loads in flight
  * while it computes on one (the prefill kernel has one tile of K or V in
  * flight). S = Q K^T and O += P V are mma.sync m16n8k16 tiles
- * (cl/nv_mma_tile.clh), as in prefill.
+ * (cl/include/nv_mma_tile.clh), as in prefill.
  *
- * With a split (cl/nv_chunk_merge.clh): STEAL cuts the keys into chunks of
+ * With a split (cl/include/nv_chunk_merge.clh): STEAL cuts the keys into chunks of
  * split_keys that the tile's groups take in turn from a counter, so a
  * group that streams faster takes more of them and the groups end
  * together; each group still writes one partial result. The last group to
  * finish combines the tile's partials (MERGE) or leaves them to
- * cl/combine.cl, and puts the counters back for the next call.
+ * cl/fused/combine.cl, and puts the counters back for the next call.
  *
  * With DIRECT, K and V skip local memory: each lane loads its own
  * fragments of the next block with 16-byte loads into registers while the
@@ -37,7 +37,7 @@
  *
  * fp16 storage only. Build options: -DD=<64|128|256> -DBN=<keys per block,
  * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8> -DMERGE=<0|1:
- * combine the chunks here, else cl/combine.cl does> -DSTEAL=<0|1: the
+ * combine the chunks here, else cl/fused/combine.cl does> -DSTEAL=<0|1: the
  * groups of a row tile take its chunks in turn> -DDIRECT=<0|1: K and V in
  * registers; MT = 1, D <= 128, STAGES = 2>, and fused_grid.clh's.
  */

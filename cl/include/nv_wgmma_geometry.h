@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tiles cl/fused_nv_wgmma.cl is built with, per head dimension d: the
+ * The tiles cl/fused/nv_wgmma.cl is built with, per head dimension d: the
  * kernel (C preprocessor of OpenCL C, through cl/ptxgen.py) and its host
  * descriptor (src/fused/nv_wgmma.c: configure, the split's key chunks, the
  * launch) read them from here, so that they cannot differ. Plain

@@ -2,7 +2,7 @@
 /*
  * The Hopper fused kernel (sm_90a, fp16): warpgroup MMA for both GEMMs and
  * FlashAttention-3's warp-specialised schedule, on the kernel contract of
- * every fused kernel (cl/fused_grid.clh: packed GQA rows, strided layouts,
+ * every fused kernel (cl/include/fused_grid.clh: packed GQA rows, strided layouts,
  * per-sequence lengths, causal both ways, split-KV, the LSE). It is built
  * at build time by cl/ptxgen.py (clang + libclc; NVIDIA's OpenCL compiler
  * cannot emit wgmma), one PTX per head dimension (-DD=64, 128, 256), so the
@@ -273,7 +273,7 @@ static inline __attribute__((always_inline)) void store_row(
     const uint c0 = 2 * (lane % 4);
     if (flags & FUSED_F_SPLIT) {
         if (!live)
-            return; /* cl/combine.cl writes it */
+            return; /* cl/fused/combine.cl writes it */
         const ulong w = (ulong)at->split * batch * heads * n_q + fused_row_id(at, row, heads, n_q);
 #pragma unroll
         for (int j = 0; j < D / 8; j++) {
