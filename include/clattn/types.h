@@ -195,6 +195,13 @@ typedef struct clattn_options {
     const uint32_t *q_lens;
     /* Layouts of Q, K, V and O (all zero: contiguous). */
     clattn_layout q_layout, k_layout, v_layout, o_layout;
+    /* The parameters of the kernel that runs, beyond its tiles: "name=value"
+     * pairs separated by commas (e.g. "stages=3,direct=0" for nv-decode,
+     * "gemm=builtin" for the naive path), read during the call; NULL or ""
+     * leaves each to clattn tune's record, else to the kernel's own choice.
+     * clattn_kernel_param_info lists each kernel's parameters and their
+     * ranges; an unknown name or a value out of range is CLATTN_EINVAL. */
+    const char *kernel_params;
 } clattn_options;
 
 /* Fills `opts` with defaults: struct_size, no causal mask, scale 1/sqrt(d),

@@ -38,7 +38,7 @@ class Options(ctypes.Structure):
                 ("rows_per_item", c_size), ("split_kv", c_u32),
                 ("kv_lens", ctypes.POINTER(c_u32)), ("q_lens", ctypes.POINTER(c_u32)),
                 ("q_layout", Layout), ("k_layout", Layout), ("v_layout", Layout),
-                ("o_layout", Layout)]
+                ("o_layout", Layout), ("kernel_params", ctypes.c_char_p)]
 
 
 class RunInfo(ctypes.Structure):

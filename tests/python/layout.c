@@ -55,6 +55,7 @@ int main(void)
     FIELD(clattn_options, k_layout);
     FIELD(clattn_options, v_layout);
     FIELD(clattn_options, o_layout);
+    FIELD(clattn_options, kernel_params);
     END();
     BEGIN(clattn_run_info);
     FIELD(clattn_run_info, path);
