@@ -21,8 +21,8 @@
 
 static clattn_ctx *ctx;
 
-static void check_kernel(const struct test_case *c, clattn_path path, int use_clblast,
-                         clattn_fused_kernel kernel, uint64_t seed)
+static void check_params(const struct test_case *c, clattn_path path, int use_clblast,
+                         clattn_fused_kernel kernel, const char *params, uint64_t seed)
 {
     clattn_shape s = test_case_shape(c);
     clattn_options o;
@@ -31,6 +31,7 @@ static void check_kernel(const struct test_case *c, clattn_path path, int use_cl
     o.path = path;
     o.use_clblast = use_clblast;
     o.fused_kernel = kernel;
+    o.kernel_params = params;
     clattn_check_result r;
     int rc = clattn_check(ctx, &s, &o, seed, &r);
     if (rc < 0)
@@ -41,6 +42,12 @@ static void check_kernel(const struct test_case *c, clattn_path path, int use_cl
                  r.info.kernel, c->b, c->h, c->hkv, c->nq, c->nk, c->d,
                  c->dtype == CLATTN_F16 ? "fp16" : "fp32", (int)c->causal, r.max_abs, r.rel_l2,
                  r.unwritten);
+}
+
+static void check_kernel(const struct test_case *c, clattn_path path, int use_clblast,
+                         clattn_fused_kernel kernel, uint64_t seed)
+{
+    check_params(c, path, use_clblast, kernel, NULL, seed);
 }
 
 static void check_path(const struct test_case *c, clattn_path path, int use_clblast,
@@ -95,8 +102,9 @@ static void test_naive_builtin_gemm(void **state)
 
 /* CLBlast indexes with 32-bit ints: a batch whose buffers would pass its
  * limit goes out in several calls on sub-buffers (the H200 faulted at 2^32
- * scores before). The limit is lowered here so that a small batch splits;
- * the run must name CLBlast and agree with the reference. */
+ * scores before). The limit is lowered here (the naive path's
+ * clblast_index_limit parameter) so that a small batch splits; the run must
+ * name CLBlast and agree with the reference. */
 static void test_naive_clblast_split(void **state)
 {
     (void)state;
@@ -105,20 +113,21 @@ static void test_naive_clblast_split(void **state)
     const struct test_case c = { .b = 2, .h = 8, .hkv = 4, .nq = 16, .nk = 32, .d = 16,
                                  .dtype = CLATTN_F32, .causal = CLATTN_CAUSAL_TOP_LEFT };
     clattn_shape s = test_case_shape(&c);
-    assert_int_equal(setenv("CLATTN_CLBLAST_INDEX_LIMIT", "3000", 1), 0);
-    assert_int_equal(clattn_describe_kernels(ctx, &s, NULL, NULL, 0, names, sizeof names),
+    clattn_options o;
+    clattn_default_options(&o);
+    o.kernel_params = "clblast_index_limit=3000";
+    assert_int_equal(clattn_describe_kernels(ctx, &s, &o, NULL, 0, names, sizeof names),
                      CLATTN_OK);
     if (strcmp(names, "naive/clblast") == 0)
-        check_path(&c, CLATTN_PATH_NAIVE, 1, 401);
+        check_params(&c, CLATTN_PATH_NAIVE, 1, CLATTN_FUSED_AUTO, o.kernel_params, 401);
     else
         print_message("no CLBlast for fp32 here (%s): the split is not exercised\n", names);
     /* One GEMM larger than the limit is not CLBlast's to run. */
-    assert_int_equal(setenv("CLATTN_CLBLAST_INDEX_LIMIT", "500", 1), 0);
-    assert_int_equal(clattn_describe_kernels(ctx, &s, NULL, NULL, 0, names, sizeof names),
+    o.kernel_params = "clblast_index_limit=500";
+    assert_int_equal(clattn_describe_kernels(ctx, &s, &o, NULL, 0, names, sizeof names),
                      CLATTN_OK);
     assert_string_not_equal(names, "naive/clblast");
-    check_path(&c, CLATTN_PATH_NAIVE, 1, 402);
-    unsetenv("CLATTN_CLBLAST_INDEX_LIMIT");
+    check_params(&c, CLATTN_PATH_NAIVE, 1, CLATTN_FUSED_AUTO, o.kernel_params, 402);
 }
 
 /* The host-pointer API returns what the reference computes. */

@@ -253,6 +253,63 @@ static void test_concurrent_records_are_merged(void **state)
     }
 }
 
+/* Tiles recorded with the kernel's parameters: the file holds them, a new
+ * context plans with them, the caller's own parameters win, and a
+ * parameter the kernel does not take is refused before anything is
+ * written. More than 64 keys are all kept (the table has no cap). */
+static void test_tuned_parameters(void **state)
+{
+    (void)state;
+    const clattn_tiles t = { 32, 32, 0 };
+    assert_int_equal(clattn_tune_record_params(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 40, 0, &t,
+                                               "combine_parts=2"), CLATTN_OK);
+    assert_int_equal(clattn_tune_record_params(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 41, 0, &t,
+                                               "stages=3"), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record_params(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 41, 0, &t,
+                                               "combine_parts=9"), CLATTN_EINVAL);
+    for (size_t d = 101; d <= 180; d++) /* 80 keys */
+        assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, d, 1,
+                                            &(clattn_tiles){ 16, 16, 0 }), CLATTN_OK);
+    char path[4096], line[256];
+    snprintf(path, sizeof path, "%s/clattn", home);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "cat %s/tune-* | grep -c '^portable'", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_int_equal(atoi(line), 81);
+    snprintf(cmd, sizeof cmd, "grep -q '^portable 0 40 0 32 32 0 combine_parts=2$' %s/tune-*",
+             path);
+    assert_int_equal(system(cmd), 0);
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 1, 1, 40, 400, 40, CLATTN_F32 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    o.split_kv = 4;
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &s, &o, 6, &r), CLATTN_OK);
+    assert_true(r.passed);
+    assert_string_equal(r.info.kernel, "fused/portable 32x32");
+    o.kernel_params = "combine_parts=4";
+    assert_int_equal(clattn_check(ctx, &s, &o, 7, &r), CLATTN_OK);
+    assert_true(r.passed);
+    o.kernel_params = "combine_parts=3";
+    assert_int_equal(clattn_check(ctx, &s, &o, 8, &r), CLATTN_EINVAL);
+    for (size_t d = 101; d <= 180; d += 79) {
+        clattn_shape w = { 1, 1, 1, 40, 40, d, CLATTN_F32 };
+        size_t bm, bn;
+        clattn_options c;
+        clattn_default_options(&c);
+        c.causal = CLATTN_CAUSAL_TOP_LEFT;
+        c.fused_kernel = CLATTN_FUSED_PORTABLE;
+        assert_int_equal(clattn_fused_tiles(ctx, &w, &c, &bm, &bn, NULL), CLATTN_OK);
+        assert_true(bm == 16 && bn == 16);
+    }
+}
+
 static int have_device(void)
 {
     size_t n = 0;
@@ -278,6 +335,7 @@ int main(int argc, char **argv)
                                         remove_home),
         cmocka_unit_test_setup_teardown(test_concurrent_records_are_merged, fresh_home,
                                         remove_home),
+        cmocka_unit_test_setup_teardown(test_tuned_parameters, fresh_home, remove_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

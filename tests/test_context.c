@@ -164,6 +164,65 @@ static void test_bad_options_on_device(void **state)
     clattn_close(&ctx);
 }
 
+/* Kernel parameters: each kernel lists its own and the fused path's, the
+ * naive path its own; a call with one its path or kernel does not take,
+ * or a value out of range, is refused naming it; one it takes runs and is
+ * right. */
+static void test_kernel_parameters(void **state)
+{
+    (void)state;
+    clattn_param_info info[32];
+    size_t n = 0, n_portable = 0;
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_FUSED, CLATTN_FUSED_NV_DECODE, info, 32,
+                                          &n), CLATTN_OK);
+    assert_true(n >= 2 && !strcmp(info[0].name, "stages") && info[0].min == 2);
+    assert_string_equal(info[n - 1].name, "combine_parts");
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_FUSED, CLATTN_FUSED_PORTABLE, NULL, 0,
+                                          &n_portable), CLATTN_OK);
+    assert_int_equal(n_portable, 1); /* combine_parts alone */
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_NAIVE, CLATTN_FUSED_AUTO, info, 2, &n),
+                     CLATTN_OK);
+    assert_true(n > 2 && !strcmp(info[0].name, "gemm") && !strcmp(info[0].values[2], "builtin"));
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_FUSED, CLATTN_FUSED_AUTO, info, 32, &n),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_AUTO, CLATTN_FUSED_PORTABLE, info, 32,
+                                          &n), CLATTN_EINVAL);
+    assert_int_equal(clattn_kernel_params(CLATTN_PATH_NAIVE, CLATTN_FUSED_AUTO, NULL, 1, &n),
+                     CLATTN_EINVAL);
+
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 2, 1, 33, 70, 32, CLATTN_F32 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.path = CLATTN_PATH_FUSED;
+    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    clattn_check_result r;
+    static const char *const refused[] = { "stages=3", "combine_parts=0", "combine_parts=6",
+                                           "combine_parts", "gemm=builtin" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        o.kernel_params = refused[i];
+        if (clattn_check(ctx, &s, &o, 3, &r) != CLATTN_EINVAL)
+            fail_msg("kernel_params \"%s\" not refused", refused[i]);
+    }
+    o.kernel_params = "stages=3";
+    assert_int_equal(clattn_check(ctx, &s, &o, 3, &r), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "portable has no parameter \"stages\""));
+    o.kernel_params = "combine_parts=2";
+    o.split_kv = 3;
+    assert_int_equal(clattn_check(ctx, &s, &o, 4, &r), CLATTN_OK);
+    assert_true(r.passed);
+    /* The naive path takes its own, and refuses a fused kernel's. */
+    o.path = CLATTN_PATH_NAIVE;
+    o.kernel_params = "gemm=builtin,shape=gpu";
+    assert_int_equal(clattn_check(ctx, &s, &o, 5, &r), CLATTN_OK);
+    assert_true(r.passed);
+    assert_string_equal(r.info.kernel, "naive/builtin-gemm");
+    o.kernel_params = "combine_parts=2";
+    assert_int_equal(clattn_check(ctx, &s, &o, 5, &r), CLATTN_EINVAL);
+    clattn_close(&ctx);
+}
+
 /* A tuned tile is used by the context that recorded it and, through the file
  * under $XDG_CACHE_HOME, by a later context on the same device. */
 static void test_tuned_tiles_persist(void **state)
@@ -223,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_bad_options_on_device),
         cmocka_unit_test(test_tuned_tiles_persist),
+        cmocka_unit_test(test_kernel_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,9 @@
  * sizes the attention cases reach only in part: M, N and K not multiples of
  * any tile, K = 1, N = 1, d = 256, K beyond a CPU chunk, padded leading
  * dimensions and batch strides, both op(B), both dtypes, in each shape of
- * the built-in kernel (CLATTN_BUILTIN_GEMM: the device's, cpu, gpu and CPU
- * tiles small enough that every edge path runs). C is poisoned (NaN) first,
+ * the built-in kernel (the naive path's parameters shape=cpu|gpu and CPU
+ * tiles small enough that every edge path runs), and the device's own
+ * choice (the tensor-core GEMM for fp16 on NVIDIA). C is poisoned (NaN) first,
  * padding included: every element of the M x N blocks must match a double
  * reference computed from the stored inputs, and nothing else may change.
  * Links the library's objects (the GEMM is internal). Exits 77 (skipped)
@@ -51,15 +52,26 @@ static const struct gemm_case cases[] = {
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
-/* The shapes of the built-in kernel each case runs in. */
+/* The shapes of the built-in kernel each case runs in, as the naive path's
+ * parameters (clattn_options.kernel_params). */
 static const char *const shapes[] = {
     "",                 /* the device's */
-    "cpu",
-    "gpu",
-    "cpu:1x1:1x1:16",   /* one row, one vector, K in chunks of 16 */
-    "cpu:5x3:3x2:32",
-    "cpu:28x1:2x3:48",
+    "shape=cpu",
+    "shape=gpu",
+    /* one row, one vector, K in chunks of 16 */
+    "shape=cpu,cpu_rm=1,cpu_nv=1,cpu_rb=1,cpu_ns=1,cpu_kc=16",
+    "shape=cpu,cpu_rm=5,cpu_nv=3,cpu_rb=3,cpu_ns=2,cpu_kc=32",
+    "shape=cpu,cpu_rm=28,cpu_nv=1,cpu_rb=2,cpu_ns=3,cpu_kc=48",
 };
+
+/* The naive path's parameter values of `text`, which must parse. */
+static void params_of(const char *text, int values[NAIVE_PARAMS])
+{
+    clattn_options o;
+    clattn_default_options(&o);
+    o.kernel_params = text;
+    assert_int_equal(naive_params_of(&o, values), CLATTN_OK);
+}
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 static uint64_t rng = 88172645463325252ull;
@@ -136,7 +148,11 @@ static void check_case(const struct gemm_case *t, clattn_dtype dt, const char *s
     g.a = a.buf;
     g.b = b.buf;
     g.c = c.buf;
-    setenv("CLATTN_BUILTIN_GEMM", shape, 1);
+    int params[NAIVE_PARAMS];
+    params_of(shape, params);
+    if (shape[0]) /* a shape of the built-in kernel; else the device's own choice */
+        params[NAIVE_GEMM] = NAIVE_GEMM_BUILTIN;
+    g.params = params;
     int rc = gemm_enqueue(ctx, &g, 0);
     if (rc < 0)
         fail_msg("gemm_enqueue: %s: %s", clattn_error_name(rc), clattn_last_error_detail());
@@ -200,16 +216,29 @@ static void test_gemm_cases(void **state)
         for (size_t i = 0; i < N_CASES; i++)
             for (int dt = 0; dt < 2; dt++)
                 check_case(&cases[i], dt ? CLATTN_F16 : CLATTN_F32, shapes[s]);
-    unsetenv("CLATTN_BUILTIN_GEMM");
 }
 
-/* A tile string the kernel cannot take is an error, not a silent default. */
+/* Parameters the path cannot take are an error, not a silent default:
+ * those the parser refuses, and tiles each within range that do not go
+ * together. */
 static void test_bad_tiles(void **state)
 {
     (void)state;
-    static const char *const bad[] = { "cpu:0x1:1x1:16", "cpu:12x3:1x1:16", "cpu:1x1:1x1:20",
-                                       "gpu:8", "CPU", "cpu:1x1:1x1",
-                                       "cpu:16x2:64x4:1024" /* 5 MiB of tiles */ };
+    static const char *const unparsed[] = { "cpu_rm=0", "shape=CPU", "shape=gpu:8", "cpu_kc=8",
+                                            "cpu_rm", "gemm=cublas", "tiles=1", "cpu_rm=1,",
+                                            "cpu_rm=-1", "cpu_rm=1x" };
+    static const char *const together[] = {
+        "shape=cpu,cpu_rm=12,cpu_nv=3",  /* 36 accumulators */
+        "shape=cpu,cpu_kc=20",           /* not a multiple of 16 */
+        "shape=cpu,cpu_rm=16,cpu_nv=2,cpu_rb=64,cpu_ns=4,cpu_kc=1024", /* 5 MiB of tiles */
+    };
+    clattn_options o;
+    clattn_default_options(&o);
+    int params[NAIVE_PARAMS];
+    for (size_t i = 0; i < sizeof unparsed / sizeof unparsed[0]; i++) {
+        o.kernel_params = unparsed[i];
+        assert_int_equal(naive_params_of(&o, params), CLATTN_EINVAL);
+    }
     struct gemm_case t = { 4, 4, 4, 1, 1, 0, 0, 0, 0 };
     struct mat a, b, c;
     mat_make(&a, 16, CLATTN_F32, 0);
@@ -219,11 +248,11 @@ static void test_bad_tiles(void **state)
                            .dtype = CLATTN_F32, .a = a.buf, .b = b.buf, .c = c.buf,
                            .lda = 4, .ldb = 4, .ldc = 4, .a_stride = 16, .b_stride = 16,
                            .c_stride = 16 };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        setenv("CLATTN_BUILTIN_GEMM", bad[i], 1);
+    g.params = params;
+    for (size_t i = 0; i < sizeof together / sizeof together[0]; i++) {
+        params_of(together[i], params);
         assert_int_equal(gemm_enqueue(ctx, &g, 0), CLATTN_EINVAL);
     }
-    unsetenv("CLATTN_BUILTIN_GEMM");
     mat_free(&a);
     mat_free(&b);
     mat_free(&c);

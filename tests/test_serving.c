@@ -200,10 +200,10 @@ static void test_many_chunks(void **state)
                 run_one(&p, CLATTN_PATH_FUSED, k.id, splits[j], what);
             }
             /* cl/fused/combine.cl with a column's chunks summed in 8 parts, a
-             * GPU's default (a CPU's is one: CLATTN_COMBINE_PARTS). */
-            setenv("CLATTN_COMBINE_PARTS", "8", 1);
+             * GPU's default (a CPU's is one: the combine_parts parameter). */
+            p.o.kernel_params = "combine_parts=8";
             run_one(&p, CLATTN_PATH_FUSED, k.id, 100, "100 chunks, combine.cl in 8 parts");
-            unsetenv("CLATTN_COMBINE_PARTS");
+            p.o.kernel_params = NULL;
         }
         problem_free(&p);
     }

@@ -194,7 +194,10 @@ CLATTN_API int clattn_fused_tiles(clattn_ctx *ctx, const clattn_shape *shape,
  * defaults): `fused` receives e.g. "fused/nv-mma 128x64" or
  * "fused/portable 64x64", `naive` the naive path's GEMMs, e.g.
  * "naive/clblast", "naive/nv-mma-gemm" or "naive/builtin-gemm". Builds the
- * probe kernels the choice depends on. Either buffer may be NULL. */
+ * probe kernels the choice depends on. Either buffer may be NULL (with a
+ * cap of 0), and a path whose buffer is NULL is not planned: opts'
+ * kernel_params belong to one path, and only that path's description may
+ * be asked for with them. */
 CLATTN_API int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
                                        const clattn_options *opts, char *fused,
                                        size_t fused_cap, char *naive, size_t naive_cap);
@@ -242,6 +245,16 @@ CLATTN_API const char *clattn_fused_kernel_name(clattn_fused_kernel id);
 CLATTN_API int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel id,
                                           const clattn_shape *shape, char *why, size_t cap);
 
+/* The parameters clattn_options.kernel_params takes on `path`: for
+ * CLATTN_PATH_FUSED those of `kernel` followed by those every fused kernel
+ * takes (the split-KV combine's); for CLATTN_PATH_NAIVE the naive path's
+ * (its GEMM backend and tiles; `kernel` is ignored). Fills up to `cap`
+ * entries of `out` (NULL-able when cap is 0) and sets *count to how many
+ * there are. The strings are static. CLATTN_EINVAL for an unknown path or
+ * kernel (AUTO is not a kernel here). */
+CLATTN_API int clattn_kernel_params(clattn_path path, clattn_fused_kernel kernel,
+                                    clattn_param_info *out, size_t cap, size_t *count);
+
 /* Records the fastest fused tiles for (kernel, dtype, d, causal) on the
  * context's device (clattn tune measures them): the context uses them from
  * now on, and they are saved under the user's cache directory for later
@@ -249,6 +262,14 @@ CLATTN_API int clattn_fused_kernel_usable(clattn_ctx *ctx, clattn_fused_kernel i
 CLATTN_API int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel,
                                   clattn_dtype dtype, size_t head_dim, int causal,
                                   const clattn_tiles *tiles);
+
+/* clattn_tune_record with the kernel's parameters beside the tiles
+ * ("name=value,...", as clattn_options.kernel_params; NULL or "": none),
+ * which later calls take where their own kernel_params do not set them.
+ * CLATTN_EINVAL for a parameter the kernel does not take. */
+CLATTN_API int clattn_tune_record_params(clattn_ctx *ctx, clattn_fused_kernel kernel,
+                                         clattn_dtype dtype, size_t head_dim, int causal,
+                                         const clattn_tiles *tiles, const char *params);
 
 /* What clattn_check found. Fixed size (clattn/types.h, "Structs that
  * grow"): written whole, reserved bytes zeroed. */

@@ -204,6 +204,17 @@ typedef struct clattn_options {
     const char *kernel_params;
 } clattn_options;
 
+/* One parameter a kernel takes in clattn_options.kernel_params
+ * (clattn_kernel_params lists them): integers from min to max, or, where
+ * `values` names them, one of those names (values[i] is min + i). */
+#define CLATTN_PARAM_VALUES_MAX 8
+typedef struct clattn_param_info {
+    const char *name;     /* "stages" */
+    int min, max;
+    const char *values[CLATTN_PARAM_VALUES_MAX]; /* NULL-terminated names, or all NULL */
+    const char *summary;  /* what it sets and the kernel's own choice */
+} clattn_param_info;
+
 /* Fills `opts` with defaults: struct_size, no causal mask, scale 1/sqrt(d),
  * path AUTO, fused kernel AUTO, allow_oom 0, use_clblast 1, tiles and
  * splits chosen by the library, no per-sequence lengths, contiguous

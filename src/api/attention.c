@@ -70,11 +70,11 @@ static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_r
         return CLATTN_OK;
     }
     /* AUTO: the fused path moves 1 + N/d times fewer bytes, so it is the
-     * choice whenever it can run; the note says whether naive would fit. */
+     * choice whenever it can run; the note says whether naive's S and P
+     * (the model's plan, without the workspace its GEMMs would add) would
+     * fit. */
     info->path = CLATTN_PATH_FUSED;
-    rc = path_extra(ctx, c, CLATTN_PATH_NAIVE, &extra);
-    if (rc >= 0)
-        rc = plan_memory(ctx, s, CLATTN_PATH_NAIVE, extra, &plan);
+    rc = plan_memory(ctx, s, CLATTN_PATH_NAIVE, 0, &plan);
     if (rc == CLATTN_EWOULDOOM)
         snprintf(info->note, sizeof info->note, "auto: fused, because naive would not fit (%.100s)",
                  clattn_last_error_detail());
@@ -122,6 +122,8 @@ static int entry_end(clattn_ctx *ctx, const struct entry *e, int rc)
 static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const uint64_t spans[4],
                              int path_chosen)
 {
+    if (c->lse) /* known once the buffers are */
+        c->flags |= FUSED_F_LSE_OUT;
     int rc = prepare_buffers(ctx, c->shape, c, spans);
     if (rc < 0 || (rc = ctx_check_last(ctx)) < 0)
         return rc;

@@ -76,23 +76,28 @@ int clattn_describe_kernels(clattn_ctx *ctx, const clattn_shape *shape,
     clattn_options resolved;
     struct fused_plan plan;
     int rc = options_resolve(opts, &resolved);
-    if (rc < 0 || (rc = query_plan(ctx, shape, &resolved, &plan)) < 0)
+    if (rc < 0)
         return rc;
     opts = &resolved;
-    if (fused && fused_cap)
+    /* Each path only when asked: kernel_params belong to one path. */
+    if (fused && fused_cap) {
+        if ((rc = query_plan(ctx, shape, &resolved, &plan)) < 0)
+            return rc;
         snprintf(fused, fused_cap, "fused/%s %zux%zu", plan.kernel->name, plan.tiles.bm,
                  plan.tiles.bn);
+    }
     if (naive && naive_cap && (rc = ctx_enter(ctx)) == CLATTN_OK) {
         char names[48];
-        naive_gemm_names(ctx, shape, opts->use_clblast, names, sizeof names);
-        snprintf(naive, naive_cap, "naive/%s", names);
-        ctx_leave(ctx);
+        if ((rc = naive_gemm_names(ctx, shape, opts, names, sizeof names)) == CLATTN_OK)
+            snprintf(naive, naive_cap, "naive/%s", names);
+        rc = ctx_leave_with(ctx, rc);
     }
     return rc;
 }
 
-int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
-                       size_t head_dim, int causal, const clattn_tiles *tiles)
+int clattn_tune_record_params(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
+                              size_t head_dim, int causal, const clattn_tiles *tiles,
+                              const char *params)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(ctx);
@@ -103,12 +108,59 @@ int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype
     CLATTN_CHECK_ARG(tiles);
     CLATTN_CHECK_ARG(tiles->block_m >= 1 && tiles->block_m <= 1024 && tiles->block_n >= 1 &&
                      tiles->block_n <= 1024 && tiles->rows_per_item <= tiles->block_m);
-    int rc = ctx_enter(ctx);
+    struct tune_entry e = { .dtype = dtype, .head_dim = head_dim, .causal = causal != 0,
+                            .tiles = { tiles->block_m, tiles->block_n, tiles->rows_per_item } };
+    snprintf(e.kernel, sizeof e.kernel, "%s", k->name);
+    /* The parameters as the kernel reads them: checked, and written back
+     * in one spelling. */
+    struct fused_plan plan;
+    struct param_group groups[2];
+    fused_plan_init(&plan, k);
+    const size_t n = fused_param_groups(&plan, groups);
+    int rc = params_apply(params, groups, n, k->name);
     if (rc < 0)
         return rc;
-    const struct fused_tiles t = { tiles->block_m, tiles->block_n, tiles->rows_per_item };
-    rc = tune_store(ctx, k->name, dtype, head_dim, causal, &t);
+    if (params_format(groups, n, e.params, sizeof e.params) < 0)
+        return clattn_fail(CLATTN_EINVAL, "tuned parameters \"%.60s\" longer than %d bytes",
+                           params, TUNE_PARAMS_MAX - 1);
+    if ((rc = ctx_enter(ctx)) < 0)
+        return rc;
+    rc = tune_store(ctx, &e);
+    fused_forget_plan(&ctx->fused); /* plans may take the new record */
     return ctx_leave_with(ctx, rc);
+}
+
+int clattn_tune_record(clattn_ctx *ctx, clattn_fused_kernel kernel, clattn_dtype dtype,
+                       size_t head_dim, int causal, const clattn_tiles *tiles)
+{
+    return clattn_tune_record_params(ctx, kernel, dtype, head_dim, causal, tiles, NULL);
+}
+
+int clattn_kernel_params(clattn_path path, clattn_fused_kernel kernel, clattn_param_info *out,
+                         size_t cap, size_t *count)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(count && (out || !cap));
+    struct param_group groups[2];
+    size_t n;
+    struct fused_plan plan;
+    if (path == CLATTN_PATH_NAIVE) {
+        n = naive_param_groups(NULL, groups);
+    } else if (path == CLATTN_PATH_FUSED) {
+        const struct fused_kernel *k = fused_kernel_by_id(kernel);
+        if (!k)
+            return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)kernel);
+        fused_plan_init(&plan, k);
+        n = fused_param_groups(&plan, groups);
+    } else {
+        return clattn_fail(CLATTN_EINVAL, "path %d: the naive or the fused path", (int)path);
+    }
+    *count = 0;
+    for (size_t g = 0; g < n; g++)
+        for (size_t i = 0; i < groups[g].n; i++, (*count)++)
+            if (*count < cap)
+                params_describe(&groups[g].defs[i], &out[*count]);
+    return CLATTN_OK;
 }
 
 void clattn_release_workspace(clattn_ctx *ctx)

@@ -150,9 +150,12 @@ int prepare_call(const clattn_shape *shape, const clattn_options *opts,
     c->shape = shape;
     c->opts = opts;
     c->scale = opts->scale > 0 ? opts->scale : (float)(1.0 / sqrt((double)shape->head_dim));
-    c->causal = opts->causal != CLATTN_CAUSAL_NONE;
-    c->causal_br = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT;
-    c->causal_off = c->causal_br ? (int)shape->kv_len - (int)shape->q_len : 0;
+    c->flags = (opts->causal != CLATTN_CAUSAL_NONE ? FUSED_F_CAUSAL : 0u) |
+               (opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT ? FUSED_F_CAUSAL_BR : 0u) |
+               (c->kv_lens || opts->kv_lens ? FUSED_F_KV_LENS : 0u) |
+               (c->q_lens || opts->q_lens ? FUSED_F_Q_LENS : 0u);
+    c->causal_off = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT
+                        ? (int)shape->kv_len - (int)shape->q_len : 0;
     return CLATTN_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "clattn/clattn.h"
 #include "core/layout.h"
+#include "core/variant.h"
 
 struct fused_plan; /* src/fused/kernel.h */
 
@@ -14,9 +15,10 @@ struct attention_call {
     const clattn_shape *shape;
     const clattn_options *opts;
     float scale;            /* resolved: never 0 */
-    int causal;             /* a mask of either alignment */
-    int causal_br;          /* bottom-right: per sequence, kv_len - q_len */
-    int causal_off;         /* the offset without per-sequence lengths */
+    unsigned flags;         /* the variant: FUSED_F_* of cl/include/fused_variant.h
+                             * (mask, LSE out, per-sequence lengths) */
+    int causal_off;         /* the bottom-right offset without per-sequence
+                             * lengths: Nk - Nq, else 0 */
     cl_mem q, k, v, o;
     struct tensor_layout ql, kl, vl, ol;
     int contiguous;         /* every layout is the contiguous one */

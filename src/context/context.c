@@ -97,6 +97,7 @@ void clattn_close(clattn_ctx **pctx)
         clReleaseEvent(ctx->last);
     naive_state_release(&ctx->naive);
     fused_state_release(&ctx->fused);
+    tune_state_release(&ctx->tune);
     program_cache_release(&ctx->programs);
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);

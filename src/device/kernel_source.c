@@ -2,8 +2,8 @@
 /* Kernel sources: the copies embedded at build time, or, while developing,
  * the files of the folder $CLATTN_KERNEL_DIR points at (cl/ of the source
  * tree: fused/, naive/, measure/, api/, include/). Either way a shared
- * header a kernel includes (`#include "name.clh"` on a line of its own,
- * found in include/) is inlined here, so that every program handed to the driver is one
+ * header a kernel includes (`#include "name.clh"` or "name.h", one the host
+ * reads too, on a line of its own, found in include/) is inlined here, so that every program handed to the driver is one
  * standalone source, and what a test loads from disk is byte for byte what
  * the embedded copy gives. */
 #include <stdio.h>
@@ -92,8 +92,8 @@ static int append(struct text *t, const char *s, size_t n)
     return CLATTN_OK;
 }
 
-/* The header a line includes ("x.clh" between quotes), as its path under
- * cl/ ("include/x.clh"), into name[0..cap); or 0. */
+/* The header a line includes ("x.clh" or "x.h" between quotes), as its
+ * path under cl/ ("include/x.clh"), into name[0..cap); or 0. */
 static int included_header(const char *line, size_t len, char *name, size_t cap)
 {
     const char *p = line, *end = line + len;
@@ -107,7 +107,8 @@ static int included_header(const char *line, size_t len, char *name, size_t cap)
     const char *close = p < end && *p == '"' ? memchr(p + 1, '"', (size_t)(end - p - 1)) : NULL;
     size_t n = close ? (size_t)(close - p - 1) : 0;
     static const char dir[] = "include/";
-    if (n < 5 || n + sizeof dir - 1 >= cap || strncmp(close - 4, ".clh", 4))
+    if (n < 3 || n + sizeof dir - 1 >= cap ||
+        (strncmp(close - 4, ".clh", 4) && strncmp(close - 2, ".h", 2)))
         return 0;
     memcpy(name, dir, sizeof dir - 1);
     memcpy(name + sizeof dir - 1, p + 1, n);

@@ -21,6 +21,13 @@
  * (8 MiB by default): keep them within 1 MiB. */
 #define PRIVATE_BUDGET ((size_t)1 << 20)
 
+/* What configure derives: the register blocks (keys of Q K^T, columns of
+ * P V; for decoding the columns per exchange). */
+struct cpu_own {
+    size_t kb, xc;
+};
+FUSED_PLAN_OWN_CHECK(struct cpu_own);
+
 /* Q^T, O^T, P^T, and the fp16 K/V block, rows across lanes. */
 static size_t private_bytes(size_t rv, size_t bn, size_t d, clattn_dtype dtype)
 {
@@ -54,9 +61,10 @@ static const struct fused_tiles candidates[] = {
 };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
+    (void)params;
     if (rows <= DECODE_ROWS) {
         *out = (struct fused_tiles){ rows, s->dtype == CLATTN_F16 ? 32 : 128, 0 };
         return;
@@ -76,7 +84,7 @@ static int configure_decode(const clattn_shape *s, struct fused_plan *plan)
                            "memory for d=%zu (budget %zu)", dr, bn,
                            decode_private_bytes(dr, bn, d, s->dtype), d, PRIVATE_BUDGET);
     const size_t dv = (d + 15) / 16, xch = 16 / dr;
-    plan->xc = xch < dv ? xch : dv;
+    FUSED_PLAN_OWN(plan, struct cpu_own)->xc = xch < dv ? xch : dv;
     return CLATTN_OK;
 }
 
@@ -86,7 +94,6 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     (void)dev;
     const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
     plan->local = 1;
-    plan->padded_dim = d;
     if (bm >= 1 && bm < LANES)
         return configure_decode(s, plan);
     if (bm % LANES || bm > MAX_RV * LANES || bn % KB || bn == 0 || bn > 1024)
@@ -97,20 +104,20 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EUNSUPPORTED, "CPU tile %zux%zu needs %zu B of private memory "
                            "for d=%zu (budget %zu)", bm, bn,
                            private_bytes(bm / LANES, bn, d, s->dtype), d, PRIVATE_BUDGET);
-    plan->kb = KB;
-    plan->xc = d < 16 ? d : 16;
+    *FUSED_PLAN_OWN(plan, struct cpu_own) = (struct cpu_own){ KB, d < 16 ? d : 16 };
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     const char *f16 = s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "";
+    const struct cpu_own *own = FUSED_PLAN_OWN(plan, const struct cpu_own);
     if (plan->tiles.bm < LANES)
         snprintf(buf, cap, "-DD=%zu -DDR=%zu -DBN=%zu -DXCH=%zu%s", s->head_dim, plan->tiles.bm,
-                 plan->tiles.bn, plan->xc, f16);
+                 plan->tiles.bn, own->xc, f16);
     else
         snprintf(buf, cap, "-DD=%zu -DBN=%zu -DRV=%zu -DKB=%zu -DXC=%zu%s", s->head_dim,
-                 plan->tiles.bn, plan->tiles.bm / LANES, plan->kb, plan->xc, f16);
+                 plan->tiles.bn, plan->tiles.bm / LANES, own->kb, own->xc, f16);
 }
 
 const struct fused_kernel fused_cpu = {

@@ -22,8 +22,10 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
     }
     snprintf(file, file_cap, "%s", k->file);
     k->options(c->shape, p, options, options_cap);
-    const struct fused_variant v = fused_variant_of(c, p);
-    fused_variant_options(&v, options, options_cap);
+    const size_t len = strlen(options);
+    snprintf(options + len, options_cap > len ? options_cap - len : 0, " -DGROUP=%zu",
+             c->shape->heads / c->shape->kv_heads);
+    variant_options(fused_variant_flags(c, p), options, options_cap);
 }
 
 /* A call on the probe shape: contiguous, no mask, nothing extra. */
@@ -53,7 +55,9 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     struct attention_call c;
     clattn_options opts;
     probe_call(s, &c, &opts);
-    struct fused_plan plan = { .kernel = k, .splits = 1 };
+    struct fused_plan plan;
+    fused_plan_init(&plan, k);
+    plan.splits = 1;
     char file[64], options[384];
     cl_program prog;
     int rc = k->probe_launch ? k->probe_launch(ctx) : CLATTN_OK;
@@ -61,7 +65,7 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
         goto done;
     rc = CLATTN_EINVAL;
     if (k->default_tiles)
-        k->default_tiles(&ctx->dev, s, s->q_len, &plan.tiles);
+        k->default_tiles(&ctx->dev, s, s->q_len, plan.params, &plan.tiles);
     else
         plan.tiles = k->candidates[0];
     if (k->configure(&ctx->dev, s, &plan) == CLATTN_OK) {
@@ -103,7 +107,7 @@ static int default_plan(const struct device_facts *dev, const clattn_shape *s, s
     const struct fused_kernel *k = plan->kernel;
     if (k->default_tiles) {
         struct fused_tiles t = { 0, 0, 0 }; /* a kernel without TM leaves it 0 */
-        k->default_tiles(dev, s, rows, &t);
+        k->default_tiles(dev, s, rows, plan->params, &t);
         if (try_tiles(dev, s, opts, t, plan) == CLATTN_OK)
             return CLATTN_OK;
         clattn_clear_error();
@@ -115,24 +119,45 @@ static int default_plan(const struct device_facts *dev, const clattn_shape *s, s
     return rc;
 }
 
-/* Tiles: the caller's when both are given, else clattn tune's record (set
- * aside, with a note, when the kernel cannot take it), else the default. */
+/* The caller's parameters over `base` (the tuned ones, or none). */
+static int apply_params(const clattn_options *opts, struct fused_plan *plan, const char *base)
+{
+    struct param_group groups[2];
+    const size_t n = fused_param_groups(plan, groups);
+    params_reset(groups, n);
+    int rc = params_apply(base, groups, n, plan->kernel->name);
+    if (rc == CLATTN_OK)
+        rc = params_apply(opts->kernel_params, groups, n, plan->kernel->name);
+    const int parts = plan->common[FUSED_COMMON_COMBINE_PARTS];
+    if (rc == CLATTN_OK && parts != PARAM_AUTO && (parts & (parts - 1)))
+        rc = clattn_fail(CLATTN_EINVAL, "combine_parts=%d: it takes 1, 2, 4 or 8", parts);
+    return rc;
+}
+
+/* Tiles and parameters: the caller's tiles when both are given, else
+ * clattn tune's record (set aside, with a note, when the kernel cannot take
+ * it), else the default; the caller's parameters over the record's. */
 static int plan_tiles(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
 {
     const clattn_shape *s = c->shape;
     const clattn_options *opts = c->opts;
     const struct fused_kernel *k = plan->kernel;
     const size_t rows = s->heads / s->kv_heads * s->q_len;
-    struct fused_tiles tuned;
+    struct tune_entry tuned;
     const char *file = "";
+    int rc;
     if (!(opts->block_m && opts->block_n) &&
-        tune_lookup(ctx, k->name, s->dtype, s->head_dim, c->causal, &tuned, &file)) {
-        if (try_tiles(&ctx->dev, s, opts, tuned, plan) == CLATTN_OK)
+        tune_lookup(ctx, k->name, s->dtype, s->head_dim, (c->flags & FUSED_F_CAUSAL) != 0,
+                    &tuned, &file)) {
+        if ((rc = apply_params(opts, plan, tuned.params)) == CLATTN_OK &&
+            (rc = try_tiles(&ctx->dev, s, opts, tuned.tiles, plan)) == CLATTN_OK)
             return CLATTN_OK;
         snprintf(plan->note, sizeof plan->note, "tuned tiles %zux%zu in %.60s ignored: %.60s",
-                 tuned.bm, tuned.bn, file, clattn_last_error_detail());
+                 tuned.tiles.bm, tuned.tiles.bn, file, clattn_last_error_detail());
         clattn_clear_error();
     }
+    if ((rc = apply_params(opts, plan, NULL)) < 0)
+        return rc;
     return default_plan(&ctx->dev, s, rows, opts, plan);
 }
 
@@ -146,10 +171,9 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     const size_t blocks = (s->kv_len + bn - 1) / bn;
     const size_t groups = plan->n_rtiles * s->batch * s->kv_heads;
     size_t splits = c->opts->split_kv;
-    if (splits == 0 && plan->kernel->groups_per_cu && !dev->is_cpu) {
+    if (splits == 0 && plan->groups_per_cu && !dev->is_cpu) {
         const size_t cus = dev->compute_units ? dev->compute_units : 1;
-        const size_t slots = cus * plan->kernel->groups_per_cu(dev, s, plan);
-        splits = splits_fitted(slots, groups, blocks, plan->stages + 2,
+        splits = splits_fitted(cus * plan->groups_per_cu, groups, blocks, plan->fixed_blocks,
                                plan->kernel->takes_chunk_counter);
     } else if (splits == 0) {
         splits = splits_by_fill(dev->is_cpu, dev->compute_units, groups, plan->local, s->kv_len);
@@ -175,9 +199,8 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
 {
     char note[sizeof plan->note];
     snprintf(note, sizeof note, "%s", plan->note);
-    memset(plan, 0, sizeof *plan);
+    fused_plan_init(plan, k);
     snprintf(plan->note, sizeof plan->note, "%s", note);
-    plan->kernel = k;
     int rc = plan_tiles(ctx, c, plan);
     if (rc < 0)
         return rc;
@@ -204,10 +227,60 @@ const char *fused_cannot_plan(clattn_ctx *ctx, const struct fused_kernel *k,
     return ctx->fused.plan_failure;
 }
 
+/* The key of call `c`'s plan; 0 when it cannot be one (parameters too long
+ * to keep). */
+static int plan_key(const struct attention_call *c, struct fused_plan_key *key)
+{
+    const clattn_options *o = c->opts;
+    memset(key, 0, sizeof *key); /* compared bytewise: padding too */
+    const clattn_shape *s = c->shape; /* field by field: the caller's padding is not ours */
+    key->shape.batch = s->batch, key->shape.heads = s->heads, key->shape.kv_heads = s->kv_heads;
+    key->shape.q_len = s->q_len, key->shape.kv_len = s->kv_len, key->shape.head_dim = s->head_dim;
+    key->shape.dtype = s->dtype;
+    key->flags = c->flags;
+    key->ql = c->ql, key->kl = c->kl, key->vl = c->vl, key->ol = c->ol;
+    key->kernel = o->fused_kernel;
+    key->block_m = o->block_m, key->block_n = o->block_n, key->rows_per_item = o->rows_per_item;
+    key->split_kv = o->split_kv;
+    const char *params = o->kernel_params ? o->kernel_params : "";
+    if (strlen(params) >= sizeof key->kernel_params)
+        return 0;
+    strcpy(key->kernel_params, params);
+    return 1;
+}
+
+void fused_forget_plan(struct fused_state *f)
+{
+    f->memo_valid = 0;
+}
+
+static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
+                         struct fused_plan *plan);
+
+/* The plan of call `c`: the last one when it was made for the same call. */
+int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
+{
+    struct fused_state *f = &ctx->fused;
+    struct fused_plan_key key;
+    const int keyed = plan_key(c, &key);
+    if (keyed && f->memo_valid && !memcmp(&key, &f->memo_key, sizeof key)) {
+        *plan = f->memo;
+        return CLATTN_OK;
+    }
+    int rc = choose_kernel(ctx, c, plan);
+    f->memo_valid = rc == CLATTN_OK && keyed;
+    if (f->memo_valid) {
+        f->memo_key = key;
+        f->memo = *plan;
+    }
+    return rc;
+}
+
 /* The asked kernel, or AUTO's choice: the first of the table that can run
  * the call and has tiles for it on this device (d = 256 may not fit a
  * kernel's local memory where a smaller kernel's does). */
-int fused_plan(clattn_ctx *ctx, const struct attention_call *c, struct fused_plan *plan)
+static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
+                         struct fused_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     const clattn_options *opts = c->opts;

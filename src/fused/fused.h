@@ -15,8 +15,26 @@
 #define FUSED_IDS_MAX 16
 enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 
+/* What a fused plan depends on beyond the device: one call's shape,
+ * variant, layouts and the options the planner reads. */
+#define FUSED_MEMO_PARAMS_MAX 128
+struct fused_plan_key {
+    clattn_shape shape;
+    unsigned flags;
+    struct tensor_layout ql, kl, vl, ol;
+    clattn_fused_kernel kernel;
+    size_t block_m, block_n, rows_per_item;
+    uint32_t split_kv;
+    char kernel_params[FUSED_MEMO_PARAMS_MAX];
+};
+
 struct fused_state {
     signed char probe[FUSED_IDS_MAX];
+    /* The last plan made and what it was made for: the path choice, the
+     * enqueue and a caller's plan query of one call plan it once. */
+    int memo_valid;
+    struct fused_plan_key memo_key;
+    struct fused_plan memo;
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
     char plan_failure[200];                 /* fused_cannot_plan's last reason */
     cl_mem part[FUSED_PARTS];               /* split-KV workspace: partial O, (max, sum),
@@ -53,5 +71,8 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 
 /* Frees the split workspace. */
 void fused_state_release(struct fused_state *state);
+
+/* Forgets the last plan (what it depends on changed: tuned tiles). */
+void fused_forget_plan(struct fused_state *state);
 
 #endif

@@ -2,8 +2,9 @@
 /* A fused kernel described once: what it needs, how its tiles are chosen,
  * how its build options are formed and how it is launched. Path selection,
  * clattn devices, --kernel, clattn tune and clattn_describe_kernels all read
- * these descriptions (fused/table.c); adding a kernel is adding one and its
- * cl/ file. */
+ * these descriptions (fused/table.c); adding a kernel is adding its room
+ * (src/fused/<room>.c, cl/fused/<room>.cl) and its row in
+ * src/fused/meson.build. */
 #ifndef CLATTN_SRC_FUSED_KERNEL_H
 #define CLATTN_SRC_FUSED_KERNEL_H
 
@@ -12,23 +13,38 @@
 #include "device/facts.h"
 #include "context/call.h"
 #include "fused/tiles.h"
+#include "core/params.h"
 #include "model/splits.h" /* FUSED_SPLITS_MAX */
 
+
+/* The kernel's own parameters beyond its tiles (struct fused_kernel's
+ * `params`), and those of the fused path every kernel takes. */
+#define FUSED_PARAMS_MAX 8
+enum { FUSED_COMMON_COMBINE_PARTS, FUSED_COMMON_PARAMS };
+
+/* Bytes of a plan that only its kernel reads: what its `configure` derives
+ * from the tiles (warps, work-items per row, ring depth...), as a struct of
+ * the kernel's own file, reached through FUSED_PLAN_OWN. */
+#define FUSED_PLAN_OWN_BYTES 64
+#define FUSED_PLAN_OWN(plan, type) ((type *)(void *)(plan)->own.bytes)
+#define FUSED_PLAN_OWN_CHECK(type)                                                        \
+    _Static_assert(sizeof(type) <= FUSED_PLAN_OWN_BYTES, #type " outgrows the plan's own " \
+                   "bytes")
 
 /* A kernel configured for one call: its tiles and what follows from them. */
 struct fused_plan {
     const struct fused_kernel *kernel;
     struct fused_tiles tiles;
+    /* params[i]: the value of the kernel's params[i] (the caller's, else
+     * clattn tune's record), PARAM_AUTO where the kernel chooses; common[]
+     * the same for fused_common_params. */
+    int params[FUSED_PARAMS_MAX];
+    int common[FUSED_COMMON_PARAMS];
     size_t local;           /* work-items per group */
-    size_t threads_per_row; /* portable, tiled (its Q K^T layout): work-items per row */
-    size_t padded_dim;      /* portable: d rounded up to a multiple of TPR */
-    size_t warps, m_tiles;  /* tensor cores: BM = 16 x m_tiles x warps */
-    size_t stages;          /* nv-decode: K/V blocks in its local ring */
-    int kv_in_registers;    /* nv-decode: K/V straight into the mma
-                             * fragments, the next block in registers */
-    size_t kb, xc;          /* cpu: register blocks (keys of Q K^T, columns of P V) */
-    size_t tmo;             /* tiled: O rows per work-item (TMS is tiles.tm) */
-    int kv_shared;          /* tiled: K and V take turns in one local tile */
+    size_t groups_per_cu;   /* groups a compute unit holds at once (0: unknown);
+                             * the split of the keys is sized to it */
+    size_t fixed_blocks;    /* what a group costs beyond its keys, in key
+                             * blocks (the split's wave model) */
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
@@ -37,6 +53,10 @@ struct fused_plan {
                              * chunks); else each group has one */
     int merges_chunks;      /* a split's last group combines the chunks: one
                              * launch, no cl/fused/combine.cl */
+    union {
+        unsigned char bytes[FUSED_PLAN_OWN_BYTES];
+        uint64_t align;
+    } own;                  /* the kernel's own derived values */
     char note[160];         /* why tuned tiles were set aside, "" otherwise */
 };
 
@@ -62,17 +82,21 @@ struct fused_kernel {
     size_t n_candidates;
     /* Tiles when neither the caller nor clattn tune chose them (may be
      * NULL). `rows` is the packed rows per (sequence, key/value head):
-     * H / Hkv x Nq, 1 to a few for decoding. */
+     * H / Hkv x Nq, 1 to a few for decoding; `params` the plan's
+     * parameters. */
     void (*default_tiles)(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out);
-    /* Checks plan->tiles for `s` on this device and fills the rest of the
-     * plan; CLATTN_EINVAL or CLATTN_EUNSUPPORTED naming why not. */
+                          const int *params, struct fused_tiles *out);
+    /* Its parameters beyond the tiles (clattn_options.kernel_params, the
+     * tune files): at most FUSED_PARAMS_MAX; plan->params[i] holds params[i]'s
+     * value or PARAM_AUTO. */
+    const struct param_def *params;
+    size_t n_params;
+    /* Checks plan->tiles and plan->params for `s` on this device and fills
+     * the rest of the plan: local, its own values, and groups_per_cu and
+     * fixed_blocks where it knows them (else 0); CLATTN_EINVAL or
+     * CLATTN_EUNSUPPORTED naming why not. */
     int (*configure)(const struct device_facts *dev, const clattn_shape *s,
                      struct fused_plan *plan);
-    /* Work-groups of a configured plan that one compute unit holds at
-     * once (may be NULL: unknown). The split of the keys is sized to it. */
-    size_t (*groups_per_cu)(const struct device_facts *dev, const clattn_shape *s,
-                            const struct fused_plan *plan);
     /* The kernel's own build options for a configured plan (the tiles);
      * fused_variant_options adds what every kernel takes. NULL for a
      * kernel made at build time (`binary`). */
@@ -99,20 +123,10 @@ struct fused_kernel {
 };
 
 
-/* What a call asks of a kernel beyond its tiles: cl/include/fused_grid.clh's -D
- * options. */
-struct fused_variant {
-    size_t group;  /* H / Hkv */
-    int causal, causal_br, lse, split, kv_lens, q_lens;
-};
+/* What call `c` with plan `p` asks of a kernel beyond its tiles: the
+ * call's bits (cl/include/fused_variant.h) and the split's. */
+unsigned fused_variant_flags(const struct attention_call *c, const struct fused_plan *p);
 
-/* The variant of call `c` with plan `p`. */
-struct fused_variant fused_variant_of(const struct attention_call *c, const struct fused_plan *p);
-/* " -DGROUP=... -DCAUSAL=..." appended to buf[0..cap). */
-void fused_variant_options(const struct fused_variant *v, char *buf, size_t cap);
-/* The same as cl/include/fused_grid.clh's FUSED_F_* flags, for a kernel that takes
- * them as an argument (`binary`). */
-unsigned fused_variant_flags(const struct fused_variant *v);
 
 /* The kernel entry point every fused .cl file defines. */
 #define FUSED_ENTRY "attention_fused"
@@ -137,6 +151,14 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
 /* Enqueues cl/fused/combine.cl, which finishes the rows of a split call. */
 int fused_combine(clattn_ctx *ctx, const struct attention_call *call,
                   const struct fused_plan *plan, cl_mem part_o, cl_mem part_ml);
+
+/* An empty plan of kernel k: every parameter its kernel's choice. */
+void fused_plan_init(struct fused_plan *plan, const struct fused_kernel *k);
+
+/* The parameters every fused kernel takes (the combine's), and the
+ * parameter groups of a plan: the kernel's own, then those. */
+extern const struct param_def fused_common_params[FUSED_COMMON_PARAMS];
+size_t fused_param_groups(struct fused_plan *plan, struct param_group groups[2]);
 
 /* The table, in AUTO's order of preference. */
 extern const struct fused_kernel *const fused_kernels[];

@@ -2,7 +2,6 @@
 /* Launching the fused kernels (cl/include/fused_grid.clh's argument list) and the
  * split-KV combine (cl/fused/combine.cl). */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "context/context.h"
 #include "context/program.h"
@@ -76,9 +75,8 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_u32(&a, plan->split_keys);
     arg(&a, sizeof scale_log2, &scale_log2);
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
-        const struct fused_variant v = fused_variant_of(c, plan);
-        arg_u32(&a, v.group);
-        arg_u32(&a, fused_variant_flags(&v));
+        arg_u32(&a, s->heads / s->kv_heads);
+        arg_u32(&a, fused_variant_flags(c, plan));
     }
     if (plan->kernel->takes_chunk_counter)
         arg_mem(&a, plan->splits > 1 ? part[FUSED_PART_COUNTERS] : NULL);
@@ -93,20 +91,19 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     return CLATTN_OK;
 }
 
-/* Work-items per output column of cl/fused/combine.cl (CLATTN_COMBINE_PARTS=
- * <1|2|4|8> sets it, within the device's work-group size): on a GPU 8, so
- * that a row of many chunks waits for an eighth of the loads in turn -- the
- * H200's 66-chunk decode row (B = 1, Nk = 131072) spent 10.7 us in
- * combine.cl with one part, 9.8 with 4 and 8.8 with 8, and the call took
- * 0.1507, 0.1509 ms against 0.1484, 0.1483 with 8 (call 1 of
- * docs/h200/2026-12-01e); on a CPU one, where a work-group's work-items
- * run in turn anyway (8 parts untimed there). */
-static size_t combine_parts(const clattn_ctx *ctx, size_t cols)
+/* Work-items per output column of cl/fused/combine.cl (the combine_parts
+ * parameter, within the device's work-group size): on a GPU 8, so that a
+ * row of many chunks waits for an eighth of the loads in turn -- on an
+ * H200 the 66-chunk decode row (B = 1, H = 32, Hkv = 8, Nk = 131072, d =
+ * 128) spent 10.7 us in combine.cl with one part, 9.8 with 4 and 8.8 with
+ * 8, and the call took 0.1507 ms against 0.1484 with 8; on a CPU one, where
+ * a work-group's work-items run in turn anyway (8 parts untimed there). */
+static size_t combine_parts(const clattn_ctx *ctx, const struct fused_plan *plan, size_t cols)
 {
-    const char *env = getenv("CLATTN_COMBINE_PARTS");
+    const int asked = plan->common[FUSED_COMMON_COMBINE_PARTS];
     size_t parts = ctx->dev.is_cpu ? 1 : 8;
-    if (env && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8))
-        parts = (size_t)atoi(env);
+    if (asked != PARAM_AUTO)
+        parts = (size_t)asked;
     const size_t max_wg = ctx->dev.max_wg ? ctx->dev.max_wg : 256;
     while (parts > 1 && cols * parts > (max_wg < 1024 ? max_wg : 1024))
         parts /= 2;
@@ -120,13 +117,11 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     size_t cols = 32;
     while (cols < s->head_dim)
         cols *= 2;
-    const size_t parts = combine_parts(ctx, cols), wg = cols * parts;
+    const size_t parts = combine_parts(ctx, plan, cols), wg = cols * parts;
     char options[256];
-    snprintf(options, sizeof options,
-             "-DD=%zu -DWG=%zu -DPARTS=%zu -DCHUNKS_MAX=%d -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d "
-             "-DQ_LENS=%d -DLSE_OUT=%d%s",
-             s->head_dim, wg, parts, FUSED_SPLITS_MAX, c->causal, c->causal_br, c->kv_lens != NULL,
-             c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    snprintf(options, sizeof options, "-DD=%zu -DWG=%zu -DPARTS=%zu -DCHUNKS_MAX=%d%s",
+             s->head_dim, wg, parts, FUSED_SPLITS_MAX, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    variant_options(c->flags, options, sizeof options);
     cl_kernel kern;
     int rc = kernel_get(ctx, "fused/combine.cl", options, "attention_combine", &kern);
     if (rc < 0)

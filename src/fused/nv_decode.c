@@ -6,7 +6,6 @@
  * local buffers. AUTO takes it when the packed rows of a KV head fit one
  * group; wider (prefill) shapes read K and V fewer times with nv-mma. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "core/error.h"
 #include "fused/kernel.h"
@@ -29,41 +28,60 @@ static size_t local_bytes(size_t bm, size_t bn, size_t d, size_t stages)
     return bm * d * 2 + stages * block_bytes(bn, d);
 }
 
-/* CLATTN_NV_DECODE_STAGES=<2..8> sets the ring depth, for measuring it. */
-static size_t ring_stages(size_t bn, size_t d)
+/* Its parameters (clattn_options.kernel_params, clattn tune): the ring,
+ * the register path, and how a split's chunks are taken and combined. */
+enum { PARAM_STAGES, PARAM_DIRECT, PARAM_MERGE, PARAM_STEAL, PARAM_CHUNK_BLOCKS, N_PARAMS };
+static const struct param_def param_defs[N_PARAMS] = {
+    [PARAM_STAGES] = { "stages", 2, STAGES_MAX, NULL,
+                       "K/V blocks in the local ring (by default about 48 KiB of ring)" },
+    [PARAM_DIRECT] = { "direct", 0, 1, NULL,
+                       "1: K and V straight into the mma fragments (16-row tiles of 16-key "
+                       "blocks up to d = 128, the default there), 0: through the ring" },
+    [PARAM_MERGE] = { "merge", 0, 1, NULL,
+                      "1: a split's last group combines its chunks (up to 32), 0: "
+                      "cl/fused/combine.cl does (by default the kernel up to 16 chunks)" },
+    [PARAM_STEAL] = { "steal", 0, 1, NULL,
+                      "1: a row tile's groups take its chunks in turn (the default), 0: one "
+                      "chunk per group" },
+    [PARAM_CHUNK_BLOCKS] = { "chunk_blocks", 1, 64, NULL,
+                             "key blocks of a chunk taken in turn (by default 64 keys' worth, "
+                             "at least the ring depth less one)" },
+};
+
+/* What configure derives. */
+struct nv_decode_own {
+    size_t m_tiles, stages;
+    int direct; /* K and V into registers */
+};
+FUSED_PLAN_OWN_CHECK(struct nv_decode_own);
+
+static size_t ring_stages(const struct fused_plan *plan, size_t bn, size_t d)
 {
-    const char *env = getenv("CLATTN_NV_DECODE_STAGES");
-    if (env && atoi(env) >= 2 && atoi(env) <= STAGES_MAX)
-        return (size_t)atoi(env);
+    if (plan->params[PARAM_STAGES] != PARAM_AUTO)
+        return (size_t)plan->params[PARAM_STAGES];
     size_t stages = RING_BYTES / block_bytes(bn, d);
     return stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
 }
 
-/* Measurement switches: CLATTN_NV_DECODE_DIRECT=0|1 K and V through the
- * local ring or into registers (16x16 tiles up to d = 128),
- * CLATTN_NV_DECODE_MERGE=0|1 leaves a split's chunks
- * to cl/fused/combine.cl (a second launch) or merges them in the kernel whatever
- * their count, CLATTN_NV_DECODE_STEAL=0|1 one chunk per group or chunks
- * taken in turn, CLATTN_NV_DECODE_CB=<1..64> the blocks of a chunk taken. */
-static int env_flag(const char *name, int otherwise)
+/* Parameter p of the plan, or `otherwise` where the kernel chooses. */
+static int param_or(const struct fused_plan *plan, int p, int otherwise)
 {
-    const char *env = getenv(name);
-    return env && (env[0] == '0' || env[0] == '1') ? env[0] == '1' : otherwise;
+    return plan->params[p] == PARAM_AUTO ? otherwise : plan->params[p];
 }
 
 /* K and V go straight into registers (cl/fused/nv_decode.cl's DIRECT) for
  * one 16-row tile of 16-key blocks up to d = 128: the H200 streams one warp's
  * loads into registers at 4.46-4.51 TB/s, into local memory at 4.33 at most
- * by any copy and 4.15-4.16 by the ring's own in the same call
- * (tests/perf/probe_stream, docs/PERFORMANCE.md). The next block's
- * fragments and the accumulators take 255 registers (NVIDIA's compiler,
- * call 6 of docs/h200/2026-12-01f): 8 groups per SM. */
+ * by any copy and 4.15-4.16 by the ring's own, measured side by side by
+ * tests/perf/probe_stream (docs/PERFORMANCE.md). The next block's fragments
+ * and the accumulators take 255 registers (NVIDIA's compiler, build option
+ * -cl-nv-verbose): 8 groups per SM. */
 #define DIRECT_BN 16
 #define DIRECT_GROUPS_PER_CU 8
 
-static int direct_wanted(size_t bm, size_t d)
+static int direct_fits(size_t bm, size_t d)
 {
-    return bm == 16 && d <= 128 && env_flag("CLATTN_NV_DECODE_DIRECT", 1);
+    return bm == 16 && d <= 128;
 }
 
 static size_t max_rows(size_t d)
@@ -86,11 +104,11 @@ static const struct fused_tiles candidates[] = {
 };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
     out->bm = rows <= 16 || s->head_dim > 128 ? 16 : 32;
-    out->bn = direct_wanted(out->bm, s->head_dim) ? DIRECT_BN : 32;
+    out->bn = direct_fits(out->bm, s->head_dim) && params[PARAM_DIRECT] != 0 ? DIRECT_BN : 32;
     out->tm = 0;
 }
 
@@ -101,47 +119,44 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
         return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
                            "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
-    plan->kv_in_registers = bn == DIRECT_BN && direct_wanted(bm, d);
-    const size_t stages = plan->kv_in_registers ? 2 : ring_stages(bn, d);
-    if (local_bytes(bm, bn, d, plan->kv_in_registers ? 0 : stages) > dev->static_local_mem)
+    const int direct_asked = plan->params[PARAM_DIRECT];
+    if (direct_asked == 1 && !(bn == DIRECT_BN && direct_fits(bm, d)))
+        return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: direct=1 takes 16x%d "
+                           "tiles up to d = 128 (d=%zu)", bm, bn, DIRECT_BN, d);
+    const int direct = bn == DIRECT_BN && direct_fits(bm, d) && direct_asked != 0;
+    const size_t stages = direct ? 2 : ring_stages(plan, bn, d);
+    if (local_bytes(bm, bn, d, direct ? 0 : stages) > dev->static_local_mem)
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu with %zu stages needs %zu B "
                            "of local memory for d=%zu; the device takes %llu B", bm, bn, stages,
                            local_bytes(bm, bn, d, stages), d,
                            (unsigned long long)dev->static_local_mem);
-    plan->m_tiles = bm / 16;
-    plan->warps = 1;
+    *FUSED_PLAN_OWN(plan, struct nv_decode_own) = (struct nv_decode_own){ bm / 16, stages, direct };
     plan->local = 32;
-    plan->stages = stages;
-    plan->padded_dim = d;
+    plan->fixed_blocks = stages + 2;
+    /* Groups resident per SM: the register path's (its registers bound
+     * them), else local memory's (each group reserves 1 KiB more); an SM
+     * holds at most 32. */
+    const size_t ring = (size_t)(dev->static_local_mem + 1024) /
+                        (local_bytes(bm, bn, d, stages) + 1024);
+    plan->groups_per_cu = direct ? DIRECT_GROUPS_PER_CU : ring < 1 ? 1 : ring > 32 ? 32 : ring;
     return CLATTN_OK;
-}
-
-/* Groups resident per SM: local memory bounds them (each reserves 1 KiB
- * more), and an SM holds at most 32. */
-static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *s,
-                            const struct fused_plan *plan)
-{
-    if (plan->kv_in_registers)
-        return DIRECT_GROUPS_PER_CU;
-    const size_t bytes = local_bytes(plan->tiles.bm, plan->tiles.bn, s->head_dim, plan->stages);
-    const size_t n = (size_t)(dev->static_local_mem + 1024) / (bytes + 1024);
-    return n < 1 ? 1 : n > 32 ? 32 : n;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
+    const struct nv_decode_own *own = FUSED_PLAN_OWN(plan, const struct nv_decode_own);
     snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d -DDIRECT=%d",
-             s->head_dim, plan->tiles.bn, plan->m_tiles, plan->stages, plan->merges_chunks,
-             plan->steals_chunks, plan->kv_in_registers);
+             s->head_dim, plan->tiles.bn, own->m_tiles, own->stages, plan->merges_chunks,
+             plan->steals_chunks, own->direct);
 }
 
 /* Chunks the kernel merges itself by default: one warp, a lane per
  * chunk, MERGE_BATCH chunks' partial O in flight at a time
  * (cl/include/nv_chunk_merge.clh); past this many, cl/fused/combine.cl's row per
- * work-group finishes sooner (66 chunks: 0.1629 ms merged against 0.1499,
- * call 6 of docs/h200/2026-12-01d). The kernel merges at most
- * MERGE_SPLITS_LIMIT (a lane of its warp per chunk), whatever the switch
- * says. */
+ * work-group finishes sooner: on an H200, decoding B = 1, H = 32, Hkv = 8,
+ * Nk = 131072, d = 128 (66 chunks) took 0.1629 ms with merge=1 against
+ * 0.1499 with merge=0. The kernel merges at most MERGE_SPLITS_LIMIT (a
+ * lane of its warp per chunk), whatever its parameter says. */
 #define MERGE_SPLITS_DEFAULT 16
 #define MERGE_SPLITS_LIMIT 32
 
@@ -149,22 +164,20 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
  * (faster groups take more), chunks of CB blocks, CHUNK_KEYS keys, at
  * least the ring's STAGES - 1 blocks (the kernel's walk keeps its copies
  * within one chunk of its math). Smaller chunks even out the groups' ends:
- * on the H200 at B = 8 (call 4 of docs/h200/2026-12-01d), 2 blocks of 32
- * keys ran 0.6-1.2% faster than 8 and 0.6-4.8% faster than 16 at Nk =
- * 4096, 16384 and 65536. */
+ * on an H200 decoding B = 8, H = 32, Hkv = 8, d = 128 through the ring
+ * (32-key blocks), chunk_blocks=2 ran 0.6-1.2% faster than 8 and 0.6-4.8%
+ * faster than 16 at Nk = 4096, 16384 and 65536. */
 #define CHUNK_KEYS 64
 static void plan_chunks(struct fused_plan *plan, size_t blocks)
 {
-    const size_t splits = plan->splits, floor_cb = plan->stages - 1;
-    size_t cb = CHUNK_KEYS / plan->tiles.bn;
-    const char *env = getenv("CLATTN_NV_DECODE_CB"); /* for measuring it */
-    if (env && atoi(env) >= 1 && atoi(env) <= 64)
-        cb = (size_t)atoi(env);
+    const size_t splits = plan->splits;
+    const size_t floor_cb = FUSED_PLAN_OWN(plan, struct nv_decode_own)->stages - 1;
+    size_t cb = (size_t)param_or(plan, PARAM_CHUNK_BLOCKS, (int)(CHUNK_KEYS / plan->tiles.bn));
     cb = cb < floor_cb ? floor_cb : cb;
-    plan->steals_chunks = env_flag("CLATTN_NV_DECODE_STEAL", 1) && (blocks + cb - 1) / cb > splits;
+    plan->steals_chunks = param_or(plan, PARAM_STEAL, 1) && (blocks + cb - 1) / cb > splits;
     if (plan->steals_chunks)
         plan->split_keys = cb * plan->tiles.bn;
-    plan->merges_chunks = env_flag("CLATTN_NV_DECODE_MERGE", splits <= MERGE_SPLITS_DEFAULT) &&
+    plan->merges_chunks = param_or(plan, PARAM_MERGE, splits <= MERGE_SPLITS_DEFAULT) &&
                           splits <= MERGE_SPLITS_LIMIT;
 }
 
@@ -182,8 +195,9 @@ const struct fused_kernel fused_nv_decode = {
     .candidates = candidates,
     .n_candidates = sizeof candidates / sizeof candidates[0],
     .default_tiles = default_tiles,
+    .params = param_defs,
+    .n_params = N_PARAMS,
     .configure = configure,
-    .groups_per_cu = groups_per_cu,
     .options = options,
     .takes_chunk_counter = 1,
     .plan_chunks = plan_chunks,

@@ -32,6 +32,12 @@ const char *nv_mma_cannot_run(const struct device_facts *dev, const struct atten
 }
 
 
+/* What configure derives: warps per group, 16-row tiles per warp. */
+struct nv_mma_own {
+    size_t warps, m_tiles;
+};
+FUSED_PLAN_OWN_CHECK(struct nv_mma_own);
+
 /* Local bytes: Q (BM rows), K and V (BN rows each), fp16. */
 static size_t local_bytes(size_t bm, size_t bn, size_t d)
 {
@@ -48,9 +54,10 @@ static const struct fused_tiles candidates[] = {
  * warps), one per warp at d = 256 (8 warps), whose accumulators would not
  * fit twice. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
+    (void)params;
     out->bm = 128;
     out->bn = s->head_dim == 128 ? 64 : 128;
     /* Decoding: as few 16-row tiles as the packed rows need. */
@@ -79,17 +86,18 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
                            local_bytes(bm, bn, d), d, (unsigned long long)dev->static_local_mem);
     /* Two 16-row tiles per warp halve local-memory reads per mma, when the
      * accumulators of both fit in registers (d <= 128). */
-    plan->m_tiles = d <= 128 && bm % 128 == 0 ? 2 : 1;
-    plan->warps = bm / (16 * plan->m_tiles);
-    plan->local = plan->warps * 32;
-    plan->padded_dim = d;
+    struct nv_mma_own *own = FUSED_PLAN_OWN(plan, struct nv_mma_own);
+    own->m_tiles = d <= 128 && bm % 128 == 0 ? 2 : 1;
+    own->warps = bm / (16 * own->m_tiles);
+    plan->local = own->warps * 32;
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
+    const struct nv_mma_own *own = FUSED_PLAN_OWN(plan, const struct nv_mma_own);
     snprintf(buf, cap, "-DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu", s->head_dim, plan->tiles.bn,
-             plan->warps, plan->m_tiles);
+             own->warps, own->m_tiles);
 }
 
 static const clattn_shape probe_shape = { 1, 1, 1, 64, 64, 64, CLATTN_F16 };

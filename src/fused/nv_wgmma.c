@@ -57,9 +57,10 @@ static const char *not_preferred(const struct device_facts *dev, const struct at
 static const struct fused_tiles candidates[] = { { 128, 128, 0 }, { 128, 64, 0 } };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
+    (void)params;
     (void)rows;
     out->bm = NV_WGMMA_BM;
     out->bn = NV_WGMMA_BN(s->head_dim);
@@ -75,23 +76,14 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EINVAL, "the wgmma kernel is built with %dx%zu tiles for "
                            "d=%zu (asked %zux%zu)", (int)NV_WGMMA_BM, (size_t)NV_WGMMA_BN(d), d,
                            plan->tiles.bm, plan->tiles.bn);
-    plan->warps = NV_WGMMA_THREADS / 32;
-    plan->m_tiles = 1;
     plan->local = NV_WGMMA_THREADS;
-    plan->stages = NV_WGMMA_STAGES(d);
-    plan->padded_dim = d;
+    plan->fixed_blocks = NV_WGMMA_STAGES(d) + 2;
+    /* Groups per SM: 384 work-items at .maxnreg 168 take 64,512 of its
+     * 65,536 registers (d = 128, 256: Q and the ring 160 and 192 KiB of
+     * shared memory); d = 64 is built at .maxnreg 80 with an 80 KiB ring:
+     * two. */
+    plan->groups_per_cu = NV_WGMMA_GROUPS_PER_SM(d);
     return CLATTN_OK;
-}
-
-/* Groups per SM: 384 work-items at .maxnreg 168 take 64,512 of its 65,536
- * registers (d = 128, 256: Q and the ring 160 and 192 KiB of shared
- * memory); d = 64 is built at .maxnreg 80 with an 80 KiB ring: two. */
-static size_t groups_per_cu(const struct device_facts *dev, const clattn_shape *s,
-                            const struct fused_plan *plan)
-{
-    (void)dev;
-    (void)plan;
-    return NV_WGMMA_GROUPS_PER_SM(s->head_dim);
 }
 
 static void binary(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
@@ -172,8 +164,7 @@ static void probe_plan(clattn_ctx *sib, const clattn_shape *s, const clattn_opti
     c->kl = (struct tensor_layout){ 0, s->kv_heads * s->kv_len * d, s->kv_len * d, d };
     c->vl = c->kl;
     c->ol = c->ql;
-    plan->kernel = &fused_nv_wgmma;
-    default_tiles(&sib->dev, s, 0, &plan->tiles);
+    default_tiles(&sib->dev, s, 0, plan->params, &plan->tiles);
     configure(&sib->dev, s, plan);
     plan->n_rtiles = 1;
     plan->splits = 1;
@@ -187,7 +178,8 @@ static int probe_one(clattn_ctx *sib, size_t d)
     clattn_default_options(&opts);
     struct probe_buffers b = { { NULL }, NULL, { NULL } };
     struct attention_call c;
-    struct fused_plan plan = { 0 };
+    struct fused_plan plan;
+    fused_plan_init(&plan, &fused_nv_wgmma);
     clattn_run_info info;
     char name[48];
     memset(&info, 0, sizeof info);
@@ -256,7 +248,6 @@ const struct fused_kernel fused_nv_wgmma = {
     .n_candidates = sizeof candidates / sizeof candidates[0],
     .default_tiles = default_tiles,
     .configure = configure,
-    .groups_per_cu = groups_per_cu,
     .binary = binary,
     .probe_launch = probe_launch,
 };

@@ -6,6 +6,12 @@
 #include "core/error.h"
 #include "fused/kernel.h"
 
+/* What configure derives: work-items per row, d rounded up to a multiple. */
+struct portable_own {
+    size_t tpr, dp;
+};
+FUSED_PLAN_OWN_CHECK(struct portable_own);
+
 /* Local bytes of cl/fused/portable.cl for a tile: Q (BM x DP), K or V (BN x (DP+1)),
  * scores (BM x (BN+1)), all float. */
 static size_t local_bytes(size_t bm, size_t bn, size_t dp)
@@ -29,9 +35,10 @@ static const char *cannot_run(const struct device_facts *dev, const struct atten
  * many rows (a power of two, at least 4) with more work-items per row; else
  * the candidates' first fit. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
+    (void)params;
     (void)s;
     size_t bm = 4;
     while (bm < rows && bm < 64)
@@ -67,17 +74,17 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EUNSUPPORTED, "portable tile %zux%zu needs %zu B of local "
                            "memory for d=%zu; the device has %llu B", bm, bn,
                            local_bytes(bm, bn, dp), s->head_dim, (unsigned long long)budget);
-    plan->threads_per_row = tpr;
-    plan->padded_dim = dp;
+    *FUSED_PLAN_OWN(plan, struct portable_own) = (struct portable_own){ tpr, dp };
     plan->local = bm * tpr;
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
+    const struct portable_own *own = FUSED_PLAN_OWN(plan, const struct portable_own);
     snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu%s",
-             s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
-             plan->threads_per_row, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             s->head_dim, own->dp, plan->tiles.bm, plan->tiles.bn, own->tpr,
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
 const struct fused_kernel fused_portable = {

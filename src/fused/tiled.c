@@ -5,8 +5,6 @@
  * O = P V TMO rows x 4 OCO columns, all in registers. The tiles name BM, BN
  * and TMS ("rows per work-item"); the rest follows here. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "core/error.h"
 #include "fused/kernel.h"
@@ -36,6 +34,22 @@ static size_t pow2_sqrt_floor(size_t x)
         r *= 2;
     return r;
 }
+
+/* What configure derives, for the build options. */
+struct tiled_own {
+    size_t txs, tmo, dp;
+    int kv_shared;
+};
+FUSED_PLAN_OWN_CHECK(struct tiled_own);
+
+/* Its parameter: K and V in one local tile in turn, or in two. */
+enum { PARAM_KV_SHARED, N_PARAMS };
+static const struct param_def param_defs[N_PARAMS] = {
+    [PARAM_KV_SHARED] = { "kv_shared", 0, 1, NULL,
+                          "1: K and V take turns in one local tile, 0: one tile each (by "
+                          "default one only where two do not fit local memory; always two "
+                          "on PoCL)" },
+};
 
 /* The kernel's derived layout for a plan's tiles. */
 struct layout {
@@ -109,20 +123,13 @@ static const struct fused_tiles candidates[] = {
  * at d <= 64, 128 x 128 x 8 above (K and V then share a tile); devices
  * that cannot take them fall back to the candidates in order. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          struct fused_tiles *out)
+                          const int *params, struct fused_tiles *out)
 {
     (void)dev;
+    (void)params;
     (void)rows;
     *out = s->head_dim <= 64 ? (struct fused_tiles){ 128, 64, 8 }
                              : (struct fused_tiles){ 128, 128, 8 };
-}
-
-/* $CLATTN_TILED_KV_SHARED=0|1 forces K and V apart or together (for
- * measuring it); else they share a tile only where two do not fit. */
-static int kv_shared_forced(void)
-{
-    const char *env = getenv("CLATTN_TILED_KV_SHARED");
-    return env && (!strcmp(env, "0") || !strcmp(env, "1")) ? env[0] - '0' : -1;
 }
 
 static int configure(const struct device_facts *dev, const clattn_shape *s,
@@ -156,31 +163,30 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu holds %zu floats per "
                            "work-item at d=%zu (at most %d)", bm, bn, tm, l.regs, s->head_dim,
                            TILE_REGS_MAX);
-    int shared = kv_shared_forced();
-    if (shared < 0)
+    int shared = plan->params[PARAM_KV_SHARED];
+    if (shared == PARAM_AUTO)
         shared = local_bytes(bm, bn, &l, 0) > budget;
     /* PoCL 3.1 drops the stores into the shared tile (every score reads 0;
      * right with -cl-opt-disable and under oclgrind): K and V apart there. */
-    if (dev->is_pocl)
-        shared = 0;
+    if (dev->is_pocl && shared)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu: PoCL miscompiles K "
+                           "and V in one local tile", bm, bn, tm);
     if (local_bytes(bm, bn, &l, shared) > budget)
         return clattn_fail(CLATTN_EUNSUPPORTED, "tiled tile %zux%zux%zu needs %zu B of local "
                            "memory for d=%zu; the device has %llu B", bm, bn, tm,
                            local_bytes(bm, bn, &l, shared), s->head_dim,
                            (unsigned long long)budget);
-    plan->threads_per_row = l.txs;
-    plan->tmo = l.tmo;
-    plan->kv_shared = shared;
-    plan->padded_dim = l.dp;
+    *FUSED_PLAN_OWN(plan, struct tiled_own) = (struct tiled_own){ l.txs, l.tmo, l.dp, shared };
     plan->local = l.nt;
     return CLATTN_OK;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
+    const struct tiled_own *own = FUSED_PLAN_OWN(plan, const struct tiled_own);
     snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
-             "-DKV_SHARED=%d%s", s->head_dim, plan->padded_dim, plan->tiles.bm, plan->tiles.bn,
-             plan->tiles.tm, plan->threads_per_row, plan->tmo, plan->kv_shared,
+             "-DKV_SHARED=%d%s", s->head_dim, own->dp, plan->tiles.bm, plan->tiles.bn,
+             plan->tiles.tm, own->txs, own->tmo, own->kv_shared,
              s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
 }
 
@@ -194,6 +200,8 @@ const struct fused_kernel fused_tiled = {
     .candidates = candidates,
     .n_candidates = sizeof candidates / sizeof candidates[0],
     .default_tiles = default_tiles,
+    .params = param_defs,
+    .n_params = N_PARAMS,
     .configure = configure,
     .options = options,
 };

@@ -25,40 +25,27 @@ static size_t cpu_private_bytes(const struct cpu_tiles *t)
 }
 #define CPU_PRIVATE_MAX ((size_t)1 << 20) /* of the worker's 8 MiB stack */
 
-/* What CLATTN_BUILTIN_GEMM asks for, a knob for tests, oclgrind and
- * tuning: unset (the device's shape), "cpu" or "gpu" (that shape with its
- * default tiles, for the softmax too), or "cpu:RMxNV:RBxNS:KC" (the CPU
- * shape, these tiles for every GEMM). */
-enum { BUILTIN_ENV_UNSET, BUILTIN_ENV_CPU, BUILTIN_ENV_GPU, BUILTIN_ENV_CPU_TILES };
-
-static int builtin_env(struct cpu_tiles *t)
+/* The CPU shape: on CPU devices unless the shape parameter says gpu, and
+ * elsewhere where it says cpu. */
+int naive_cpu_shaped(const clattn_ctx *ctx, const int *params)
 {
-    const char *env = getenv("CLATTN_BUILTIN_GEMM");
-    if (!env || !*env)
-        return BUILTIN_ENV_UNSET;
-    if (!strcmp(env, "cpu"))
-        return BUILTIN_ENV_CPU;
-    if (!strcmp(env, "gpu"))
-        return BUILTIN_ENV_GPU;
-    char tail;
-    if (sscanf(env, "cpu:%ux%u:%ux%u:%u%c", &t->rm, &t->nv, &t->rb, &t->ns, &t->kc, &tail) ==
-            5 &&
-        t->rm >= 1 && t->rm <= 32 && t->nv >= 1 && t->nv <= 8 && t->rm * t->nv <= 32 &&
-        t->rb >= 1 && t->rb <= 64 && t->ns >= 1 && t->ns <= 64 && t->kc >= 16 &&
-        t->kc % 16 == 0 && t->kc <= 1024 && cpu_private_bytes(t) <= CPU_PRIVATE_MAX)
-        return BUILTIN_ENV_CPU_TILES;
-    return clattn_fail(CLATTN_EINVAL, "CLATTN_BUILTIN_GEMM=\"%.64s\": expected cpu, gpu or "
-                       "cpu:RMxNV:RBxNS:KC (RM x NV <= 32, KC a multiple of 16 up to 1024, "
-                       "at most 1 MiB of tiles)", env);
+    const int asked = params ? params[NAIVE_SHAPE] : PARAM_AUTO;
+    return asked == PARAM_AUTO ? ctx->dev.is_cpu : asked == NAIVE_SHAPE_CPU;
 }
 
-int naive_cpu_shaped(clattn_ctx *ctx)
+/* The CPU tiles the parameters force over the defaults in *t, checked
+ * together. */
+static int forced_cpu_tiles(const int *params, struct cpu_tiles *t)
 {
-    struct cpu_tiles t;
-    const int env = builtin_env(&t);
-    if (env < 0)
-        return env;
-    return env == BUILTIN_ENV_UNSET ? ctx->dev.is_cpu : env != BUILTIN_ENV_GPU;
+    unsigned *field[] = { &t->rm, &t->nv, &t->rb, &t->ns, &t->kc };
+    for (int i = 0; params && i < 5; i++)
+        if (params[NAIVE_CPU_RM + i] != PARAM_AUTO)
+            *field[i] = (unsigned)params[NAIVE_CPU_RM + i];
+    if (t->rm * t->nv > 32 || t->kc % 16 || cpu_private_bytes(t) > CPU_PRIVATE_MAX)
+        return clattn_fail(CLATTN_EINVAL, "naive CPU GEMM tiles cpu_rm=%u cpu_nv=%u cpu_rb=%u "
+                           "cpu_ns=%u cpu_kc=%u: RM x NV must be at most 32, KC a multiple of "
+                           "16, the tiles at most 1 MiB", t->rm, t->nv, t->rb, t->ns, t->kc);
+    return CLATTN_OK;
 }
 
 static size_t div_up(size_t a, size_t b)
@@ -157,15 +144,12 @@ static const char *cannot_run(const struct device_facts *dev, const struct gemm_
 
 static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
 {
-    struct cpu_tiles t;
-    int env = builtin_env(&t);
-    if (env < 0)
-        return env;
-    if (env == BUILTIN_ENV_GPU || (env == BUILTIN_ENV_UNSET && !ctx->dev.is_cpu))
+    if (!naive_cpu_shaped(ctx, g->params))
         return enqueue_gpu(ctx, g);
-    if (env != BUILTIN_ENV_CPU_TILES)
-        cpu_default_tiles(&ctx->dev, g, &t);
-    return enqueue_cpu(ctx, g, &t);
+    struct cpu_tiles t;
+    cpu_default_tiles(&ctx->dev, g, &t);
+    int rc = forced_cpu_tiles(g->params, &t);
+    return rc < 0 ? rc : enqueue_cpu(ctx, g, &t);
 }
 
 const struct gemm_backend gemm_builtin = {

@@ -29,13 +29,12 @@ struct chunks {
 
 /* The largest index a call may form: 2^30, half of what an int holds, so
  * that CLBlast's padded temporaries (tiles rounded up) stay in range too;
- * $CLATTN_CLBLAST_INDEX_LIMIT lowers it, so that tests split small batches. */
-static size_t index_limit(void)
+ * the clblast_index_limit parameter lowers it, so that tests split small
+ * batches. */
+static size_t index_limit(const struct gemm_desc *g)
 {
-    const char *env = getenv("CLATTN_CLBLAST_INDEX_LIMIT");
-    char *end = NULL;
-    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
-    return v > 0 && v < (1u << 30) && end && !*end ? (size_t)v : (size_t)1 << 30;
+    const int asked = g->params ? g->params[NAIVE_CLBLAST_INDEX_LIMIT] : PARAM_AUTO;
+    return asked != PARAM_AUTO ? (size_t)asked : (size_t)1 << 30;
 }
 
 /* Elements one batch entry of a (rows x cols, leading dim ld) matrix spans. */
@@ -57,7 +56,7 @@ static size_t fit(size_t span, size_t stride, size_t limit)
 static const char *plan_chunks(const struct device_facts *dev, const struct gemm_desc *g,
                                struct chunks *c)
 {
-    const size_t limit = index_limit();
+    const size_t limit = index_limit(g);
     const size_t spans[3] = {
         footprint(g->m, g->k, g->lda),
         g->trans_b ? footprint(g->n, g->k, g->ldb) : footprint(g->k, g->n, g->ldb),

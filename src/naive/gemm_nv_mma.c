@@ -22,33 +22,6 @@ static size_t nv_gemm_local_bytes(const struct nv_gemm_tiles *t)
     return ring > c ? ring : c;
 }
 
-/* What CLATTN_NV_GEMM asks for, a knob for comparing and tuning on the
- * device: unset, "0" or "off" (every GEMM on the portable kernel), or
- * BMxBNxBK:WMxWN:STAGES (e.g. 128x128x64:2x4:2), a tile for every GEMM. */
-enum { NV_GEMM_ENV_UNSET, NV_GEMM_ENV_OFF, NV_GEMM_ENV_TILE };
-
-/* Returns one of the above (the tile in *t) or CLATTN_EINVAL for a tile the
- * kernel cannot take. */
-static int nv_gemm_env(const struct device_facts *dev, struct nv_gemm_tiles *t)
-{
-    const char *env = getenv("CLATTN_NV_GEMM");
-    if (!env || !*env)
-        return NV_GEMM_ENV_UNSET;
-    if (!strcmp(env, "0") || !strcmp(env, "off"))
-        return NV_GEMM_ENV_OFF;
-    char tail;
-    if (sscanf(env, "%ux%ux%u:%ux%u:%u%c", &t->bm, &t->bn, &t->bk, &t->warps_m, &t->warps_n,
-               &t->stages, &tail) != 6 ||
-        (t->bk != 32 && t->bk != 64) || !t->warps_m || !t->warps_n ||
-        t->warps_m * t->warps_n * 32 > dev->max_wg || t->bm % (16 * t->warps_m) ||
-        t->bn % (16 * t->warps_n) || !t->bm || !t->bn || t->stages < 2 || t->stages > 8 ||
-        nv_gemm_local_bytes(t) > 227 * 1024)
-        return clattn_fail(CLATTN_EINVAL, "CLATTN_NV_GEMM=\"%.64s\": expected 0, off or "
-                           "BMxBNxBK:WMxWN:STAGES with BK 32 or 64, BM a multiple of 16 WM, "
-                           "BN of 16 WN, 2 to 8 stages, at most 227 KiB of local memory", env);
-    return NV_GEMM_ENV_TILE;
-}
-
 /* Default tiles, 128 x 128 in 8 warps of 64 x 32 (4 x 4 mma tiles each, 122
  * registers, two groups per SM), K steps of 32 in two stages: 32 KiB of
  * local memory. On the H200 two stages beat three (the seed's naive path at
@@ -88,14 +61,34 @@ static const char *cannot_run(const struct device_facts *dev, const struct gemm_
     return NULL;
 }
 
+/* The tiles the parameters force over the defaults in *t (0: none forced,
+ * 1: some, checked together), or CLATTN_EINVAL. */
+static int forced_tiles(const struct device_facts *dev, const int *params,
+                        struct nv_gemm_tiles *t)
+{
+    unsigned *field[] = { &t->bm, &t->bn, &t->bk, &t->warps_m, &t->warps_n, &t->stages };
+    int forced = 0;
+    for (int i = 0; params && i < 6; i++)
+        if (params[NAIVE_NV_BM + i] != PARAM_AUTO) {
+            *field[i] = (unsigned)params[NAIVE_NV_BM + i];
+            forced = 1;
+        }
+    if (forced && ((t->bk != 32 && t->bk != 64) || t->warps_m * t->warps_n * 32 > dev->max_wg ||
+                   t->bm % (16 * t->warps_m) || t->bn % (16 * t->warps_n) ||
+                   nv_gemm_local_bytes(t) > 227 * 1024))
+        return clattn_fail(CLATTN_EINVAL, "tensor-core GEMM tile %ux%ux%u, %ux%u warps, %u "
+                           "stages: BK 32 or 64, BM a multiple of 16 warps_m, BN of 16 warps_n, "
+                           "at most 227 KiB of local memory", t->bm, t->bn, t->bk, t->warps_m,
+                           t->warps_n, t->stages);
+    return forced;
+}
+
 /* The tensor-core GEMM is confirmed once per context by building its
- * default Q K^T variant: a compiler that rejects its PTX (or
- * CLATTN_NV_GEMM=0) sends every GEMM to the next backend. */
+ * default Q K^T variant: a compiler that rejects its PTX sends every GEMM
+ * to the next backend. */
 static int probe(clattn_ctx *ctx)
 {
     struct nv_gemm_tiles t;
-    if (nv_gemm_env(&ctx->dev, &t) == NV_GEMM_ENV_OFF)
-        return clattn_fail(CLATTN_EUNSUPPORTED, "CLATTN_NV_GEMM turns the tensor-core GEMM off");
     const struct gemm_desc qk = { .m = 128, .n = 128, .k = 128, .trans_b = 1 };
     char opts[160];
     cl_program prog;
@@ -104,23 +97,22 @@ static int probe(clattn_ctx *ctx)
     return program_get(ctx, "naive/gemm_nv_mma.cl", opts, &prog);
 }
 
-/* A tile forced through CLATTN_NV_GEMM that is invalid or does not build is
+/* A tile forced by the parameters that is invalid or does not build is
  * reported, not replaced; a default variant that does not build hands on. */
 static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
 {
     struct nv_gemm_tiles t;
-    int env = nv_gemm_env(&ctx->dev, &t);
-    if (env < 0)
-        return env;
-    if (env != NV_GEMM_ENV_TILE)
-        nv_gemm_default_tiles(g, &t);
+    nv_gemm_default_tiles(g, &t);
+    const int forced = forced_tiles(&ctx->dev, g->params, &t);
+    if (forced < 0)
+        return forced;
     /* Whole 16-byte C chunks need 16-byte-aligned C rows. */
     const int c_vec = g->ldc % 8 == 0 && g->c_stride % 8 == 0;
     char opts[160];
     nv_gemm_options(&t, g->trans_b ? 1 : 0, c_vec, opts, sizeof opts);
     cl_kernel kern;
     int rc = kernel_get(ctx, "naive/gemm_nv_mma.cl", opts, "gemm_batched", &kern);
-    if (rc < 0 && env == NV_GEMM_ENV_TILE)
+    if (rc < 0 && forced)
         return rc;
     if (rc < 0 && rc != CLATTN_EDEVLOST) {
         clattn_clear_error(); /* the probe built; this variant did not */

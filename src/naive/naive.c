@@ -25,17 +25,23 @@ void naive_gemms(const clattn_shape *s, float scale, cl_mem q, cl_mem k, cl_mem 
     };
 }
 
-void naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, char *buf,
-                      size_t cap)
+int naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                     char *buf, size_t cap)
 {
+    int params[NAIVE_PARAMS];
+    int rc = naive_params_of(opts, params);
+    if (rc < 0)
+        return rc;
     struct gemm_desc qk, pv;
     naive_gemms(s, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, &qk, &pv);
-    const char *a = gemm_choose(ctx, &qk, use_clblast)->name;
-    const char *b = gemm_choose(ctx, &pv, use_clblast)->name;
+    qk.params = pv.params = params;
+    const char *a = gemm_choose(ctx, &qk, opts->use_clblast)->name;
+    const char *b = gemm_choose(ctx, &pv, opts->use_clblast)->name;
     if (a == b)
         snprintf(buf, cap, "%s", a);
     else
         snprintf(buf, cap, "%s+%s", a, b);
+    return CLATTN_OK;
 }
 
 /* Which tensors go through a contiguous copy: a layout the GEMMs cannot
@@ -65,8 +71,13 @@ int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t 
     const clattn_shape *s = c->shape;
     struct gemm_desc qk, pv;
     uint64_t a = 0, b = 0;
+    int params[NAIVE_PARAMS];
+    int rc = naive_params_of(c->opts, params);
+    if (rc < 0)
+        return rc;
     naive_gemms(s, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, &qk, &pv);
-    int rc = gemm_temp_bytes(ctx, &qk, c->opts->use_clblast, &a);
+    qk.params = pv.params = params;
+    rc = gemm_temp_bytes(ctx, &qk, c->opts->use_clblast, &a);
     if (rc >= 0)
         rc = gemm_temp_bytes(ctx, &pv, c->opts->use_clblast, &b);
     /* CLBlast frees one GEMM's temporaries before the next allocates. */
@@ -82,13 +93,11 @@ int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t 
  * (64 KiB), read from S once. */
 #define SOFTMAX_ROW_CAP 16384
 
-static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_mem scores,
-                           cl_mem probs)
+static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, const int *params,
+                           cl_mem scores, cl_mem probs)
 {
     const clattn_shape *s = c->shape;
-    const int cpu = naive_cpu_shaped(ctx);
-    if (cpu < 0)
-        return cpu;
+    const int cpu = naive_cpu_shaped(ctx, params);
     size_t wg = 256, cpu_rows = 1;
     char shape_opt[48] = "";
     if (cpu) {
@@ -110,11 +119,10 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cl_m
         if (per_item <= 32)
             snprintf(shape_opt, sizeof shape_opt, " -DPER_ITEM=%zu", per_item);
     }
-    char opts[192];
-    snprintf(opts, sizeof opts, "-DWG=%zu -DCAUSAL=%d -DCAUSAL_BR=%d -DKV_LENS=%d -DQ_LENS=%d "
-             "-DLSE_OUT=%d%s%s", wg, c->causal, c->causal_br, c->kv_lens != NULL,
-             c->q_lens != NULL, c->lse != NULL, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
+    char opts[256];
+    snprintf(opts, sizeof opts, "-DWG=%zu%s%s", wg, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "",
              shape_opt);
+    variant_options(c->flags & ~FUSED_F_SPLIT, opts, sizeof opts);
     cl_kernel kern;
     int rc = kernel_get(ctx, "naive/softmax.cl", opts, "softmax_rows", &kern);
     if (rc < 0)
@@ -249,10 +257,14 @@ int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     const int blas = c->opts->use_clblast;
     cl_mem scores = NULL, probs = NULL, ops[4];
     cl_int err;
-    int rc;
+    int params[NAIVE_PARAMS];
+    int rc = naive_params_of(c->opts, params);
+    if (rc < 0)
+        return rc;
 
     char names[48];
-    naive_gemm_names(ctx, s, blas, names, sizeof names);
+    if ((rc = naive_gemm_names(ctx, s, c->opts, names, sizeof names)) < 0)
+        return rc;
     snprintf(c->info->kernel, sizeof c->info->kernel, "naive/%s", names);
     c->info->splits = 1;
     if (c->num_wait) {
@@ -273,9 +285,10 @@ int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 
     struct gemm_desc qk, pv;
     naive_gemms(s, c->scale, ops[0], ops[1], ops[2], ops[3], scores, probs, &qk, &pv);
+    qk.params = pv.params = params;
     rc = gemm_enqueue(ctx, &qk, blas);
     if (rc >= 0)
-        rc = enqueue_softmax(ctx, c, scores, probs);
+        rc = enqueue_softmax(ctx, c, params, scores, probs);
     if (rc >= 0)
         rc = gemm_enqueue(ctx, &pv, blas);
     if (rc >= 0 && ops[3] != c->o)

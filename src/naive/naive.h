@@ -24,10 +24,11 @@ struct naive_state {
 void naive_gemms(const clattn_shape *s, float scale, cl_mem q, cl_mem k, cl_mem v, cl_mem o,
                  cl_mem scores, cl_mem probs, struct gemm_desc *qk, struct gemm_desc *pv);
 
-/* What runs the two GEMMs for `s`: one backend name, or "A+B" when Q K^T and
- * P V go to different ones. May build probe programs. */
-void naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, int use_clblast, char *buf,
-                      size_t cap);
+/* What runs the two GEMMs for `s` with `opts` (use_clblast, the naive
+ * parameters): one backend name, or "A+B" when Q K^T and P V go to
+ * different ones. May build probe programs. */
+int naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                     char *buf, size_t cap);
 
 /* Workspace bytes of call `c` beyond S and P: CLBlast's temporaries, and the
  * contiguous copies of tensors whose layout the GEMMs cannot take (or K and

@@ -21,19 +21,19 @@ static void load_once(clattn_ctx *ctx)
     if (cache_path(TUNE_PREFIX, &ctx->dev.identity, t->path, sizeof t->path) < 0)
         t->path[0] = '\0';
     else if (cache_read(t->path, &text) == 0)
-        tune_parse_text(text, t);
+        tune_parse_text(text, t); /* out of memory: the entries read so far */
     free(text);
     clattn_clear_error(); /* no file, or none readable: defaults it is */
 }
 
 int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-                int causal, struct fused_tiles *tiles, const char **file)
+                int causal, struct tune_entry *out, const char **file)
 {
     load_once(ctx);
     const struct tune_entry *e = tune_find(&ctx->tune, kernel, dtype, head_dim, causal);
     if (!e)
         return 0;
-    *tiles = e->tiles;
+    *out = *e;
     if (file)
         *file = ctx->tune.path;
     return 1;
@@ -44,40 +44,35 @@ int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t 
 static int merge_entry(const char *current, void *user, char **out)
 {
     const struct tune_entry *e = user;
-    struct tune_state *merged = calloc(1, sizeof *merged);
+    struct tune_state merged = { 0 };
     char *copy = current ? malloc(strlen(current) + 1) : NULL;
     int rc = CLATTN_OK;
-    if (!merged || (current && !copy)) {
+    if (current && !copy) {
         rc = clattn_fail(CLATTN_ENOMEM, "tune file merge");
         goto out;
     }
     if (copy) {
         strcpy(copy, current);
-        tune_parse_text(copy, merged);
+        if ((rc = tune_parse_text(copy, &merged)) < 0)
+            goto out;
     }
-    if (tune_put(merged, e) < 0) {
-        rc = clattn_fail(CLATTN_ENOMEM, "more than %d tuned entries", TUNE_ENTRIES_MAX);
+    if ((rc = tune_put(&merged, e)) < 0)
         goto out;
-    }
-    if (!(*out = tune_format_text(merged)))
+    if (!(*out = tune_format_text(&merged)))
         rc = clattn_fail(CLATTN_ENOMEM, "tune file text");
 out:
     free(copy);
-    free(merged);
+    tune_state_release(&merged);
     return rc;
 }
 
-int tune_store(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-               int causal, const struct fused_tiles *tiles)
+int tune_store(clattn_ctx *ctx, const struct tune_entry *e)
 {
     load_once(ctx);
-    struct tune_entry e = { .dtype = dtype, .head_dim = head_dim, .causal = causal != 0,
-                            .tiles = *tiles };
-    if (snprintf(e.kernel, sizeof e.kernel, "%s", kernel) >= (int)sizeof e.kernel)
-        return clattn_fail(CLATTN_EINVAL, "kernel name %s too long", kernel);
-    if (tune_put(&ctx->tune, &e) < 0)
-        return clattn_fail(CLATTN_ENOMEM, "more than %d tuned entries", TUNE_ENTRIES_MAX);
+    int rc = tune_put(&ctx->tune, e);
+    if (rc < 0)
+        return rc;
     if (!ctx->tune.path[0])
         return clattn_fail(CLATTN_EIO, "no cache directory to save tuned tiles in");
-    return cache_update(ctx->tune.path, merge_entry, &e);
+    return cache_update(ctx->tune.path, merge_entry, (void *)e);
 }

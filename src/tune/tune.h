@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Tuned tiles: `clattn tune` measures each kernel's tile candidates and
- * records the fastest per (kernel, dtype, d, causal); the kernel planners
- * look them up before their defaults. One small text file per device under
- * the cache directory, one line per entry:
- *     <kernel name> <dtype 0|1> <d> <causal 0|1> <block_m> <block_n> [<tm>]
- * (tm: rows per work-item of a register-tiled kernel; absent means 0)
- * The file only suggests: a planner that finds an entry its kernel cannot
- * take ignores it (and says so), so a corrupt file costs speed, not runs. */
+ * records the fastest per (kernel, dtype, d, causal), with the kernel
+ * parameters it ran them with; the kernel planners look them up before
+ * their defaults. One small text file per device under the cache directory,
+ * one line per entry:
+ *     <kernel name> <dtype 0|1> <d> <causal 0|1> <block_m> <block_n> [<tm> [<params>]]
+ * (tm: rows per work-item of a register-tiled kernel, absent means 0;
+ * params: "name=value,..." as clattn_options.kernel_params, absent or "-"
+ * means none). The file holds as many entries as there are keys. It only
+ * suggests: a planner that finds an entry its kernel cannot take ignores it
+ * (and says so), so a corrupt file costs speed, not runs. */
 #ifndef CLATTN_SRC_TUNE_TUNE_H
 #define CLATTN_SRC_TUNE_TUNE_H
 
@@ -15,8 +18,8 @@
 #include "clattn/clattn.h"
 #include "fused/tiles.h"
 
-#define TUNE_ENTRIES_MAX 64
 #define TUNE_KERNEL_NAME_MAX 24
+#define TUNE_PARAMS_MAX 96
 
 struct tune_entry {
     char kernel[TUNE_KERNEL_NAME_MAX]; /* the kernel table's name */
@@ -24,37 +27,40 @@ struct tune_entry {
     size_t head_dim;
     int causal;
     struct fused_tiles tiles;
+    char params[TUNE_PARAMS_MAX];      /* "" or a well-formed name=value list */
 };
 
 struct tune_state {
     int loaded;                   /* the file was read (or found absent) */
     char path[4200];              /* the device's tune file, "" without a cache */
-    struct tune_entry entries[TUNE_ENTRIES_MAX];
-    size_t count;
+    struct tune_entry *entries;   /* count of cap, malloc'd */
+    size_t count, cap;
 };
 
 /* The file's text (tune_text.c, no OpenCL). */
 
 /* Every entry of `text` into `t`; the last line of a key wins, lines that are
- * not entries are skipped. `text` is modified. */
-void tune_parse_text(char *text, struct tune_state *t);
+ * not entries are skipped. `text` is modified. CLATTN_ENOMEM when the table
+ * cannot grow (the entries read so far stay). */
+int tune_parse_text(char *text, struct tune_state *t);
 /* The file's text for the entries of `t` (malloc'd), NULL without memory. */
 char *tune_format_text(const struct tune_state *t);
 /* The entry of a key, or NULL. */
 struct tune_entry *tune_find(struct tune_state *t, const char *kernel, clattn_dtype dtype,
                              size_t head_dim, int causal);
-/* Adds or replaces the entry of e's key: 0, or -1 when the table is full. */
+/* Adds or replaces the entry of e's key: 0, or CLATTN_ENOMEM. */
 int tune_put(struct tune_state *t, const struct tune_entry *e);
+/* Frees the entries (the state is then empty, not loaded). */
+void tune_state_release(struct tune_state *t);
 
-/* The tuned tiles of (kernel, dtype, d, causal) on the context's device: 1
- * and the tiles if recorded, else 0. *file (may be NULL) names the file they
- * came from, for messages. */
+/* The tuned entry of (kernel, dtype, d, causal) on the context's device:
+ * 1 and a copy in *out if recorded, else 0. *file (may be NULL) names the
+ * file it came from, for messages. */
 int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-                int causal, struct fused_tiles *tiles, const char **file);
+                int causal, struct tune_entry *out, const char **file);
 
-/* Records tiles for the context and in the device's file (merged under a
- * lock with what other processes wrote meanwhile). */
-int tune_store(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t head_dim,
-               int causal, const struct fused_tiles *tiles);
+/* Records an entry for the context and in the device's file (merged under
+ * a lock with what other processes wrote meanwhile). */
+int tune_store(clattn_ctx *ctx, const struct tune_entry *e);
 
 #endif

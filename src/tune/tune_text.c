@@ -5,23 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/params.h"
 #include "tune/tune.h"
 
-#define TUNE_LINE_MAX 128 /* 23 + 4 + 5 numbers of up to 20 digits, spaces, newline */
+#define TUNE_LINE_MAX (TUNE_KERNEL_NAME_MAX + TUNE_PARAMS_MAX + 128) /* 6 numbers, spaces */
 
 /* One line of the file; 0 if it is not an entry (comments, lines a newer
  * version wrote, garbage). */
 static int parse_entry(const char *line, struct tune_entry *e)
 {
-    char kernel[TUNE_KERNEL_NAME_MAX];
+    char kernel[TUNE_KERNEL_NAME_MAX], params[TUNE_PARAMS_MAX];
     int dtype, causal;
     char tail;
     e->tiles.tm = 0; /* a six-column line (clattn 0.1) has none */
+    params[0] = '\0';
     if (line[0] == '#')
         return 0;
-    const int fields = sscanf(line, "%23s %d %zu %d %zu %zu %zu %c", kernel, &dtype, &e->head_dim,
-                              &causal, &e->tiles.bm, &e->tiles.bn, &e->tiles.tm, &tail);
-    if ((fields != 6 && fields != 7) || (dtype != 0 && dtype != 1) ||
+    const int fields = sscanf(line, "%23s %d %zu %d %zu %zu %zu %95s %c", kernel, &dtype,
+                              &e->head_dim, &causal, &e->tiles.bm, &e->tiles.bn, &e->tiles.tm,
+                              params, &tail);
+    if ((fields < 6 || fields > 8) || (dtype != 0 && dtype != 1) ||
         (causal != 0 && causal != 1))
         return 0;
     /* A kernel table name: lower-case letters, digits and '-'. Anything else
@@ -30,7 +34,12 @@ static int parse_entry(const char *line, struct tune_entry *e)
     for (const char *c = kernel; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
             return 0;
+    if (!strcmp(params, "-"))
+        params[0] = '\0';
+    if (!params_well_formed(params))
+        return 0;
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    snprintf(e->params, sizeof e->params, "%s", params);
     e->dtype = dtype ? CLATTN_F16 : CLATTN_F32;
     e->causal = causal;
     return 1;
@@ -48,45 +57,58 @@ struct tune_entry *tune_find(struct tune_state *t, const char *kernel, clattn_dt
     return NULL;
 }
 
-/* Adds or replaces the entry of e's key; 0, or -1 when the table is full. */
 int tune_put(struct tune_state *t, const struct tune_entry *e)
 {
     struct tune_entry *old = tune_find(t, e->kernel, e->dtype, e->head_dim, e->causal);
     if (!old) {
-        if (t->count == TUNE_ENTRIES_MAX)
-            return -1;
+        if (t->count == t->cap) {
+            const size_t cap = t->cap ? 2 * t->cap : 16;
+            struct tune_entry *grown = realloc(t->entries, cap * sizeof *grown);
+            if (!grown)
+                return clattn_fail(CLATTN_ENOMEM, "tune table of %zu entries", cap);
+            t->entries = grown;
+            t->cap = cap;
+        }
         old = &t->entries[t->count++];
     }
     *old = *e;
-    return 0;
+    return CLATTN_OK;
 }
 
-/* Every entry of `text` into `t` (the last line of a key wins). */
-void tune_parse_text(char *text, struct tune_state *t)
+void tune_state_release(struct tune_state *t)
+{
+    free(t->entries);
+    t->entries = NULL;
+    t->count = t->cap = 0;
+    t->loaded = 0;
+}
+
+int tune_parse_text(char *text, struct tune_state *t)
 {
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         struct tune_entry e;
-        if (parse_entry(line, &e))
-            tune_put(t, &e);
+        int rc;
+        if (parse_entry(line, &e) && (rc = tune_put(t, &e)) < 0)
+            return rc;
     }
+    return CLATTN_OK;
 }
 
-/* The file's text for the entries of `t`. */
 char *tune_format_text(const struct tune_state *t)
 {
     size_t cap = 128 + t->count * TUNE_LINE_MAX, len;
     char *text = malloc(cap);
     if (!text)
         return NULL;
-    len = (size_t)snprintf(text, cap,
-                           "# clattn tune: kernel dtype(0=fp32,1=fp16) d causal BM BN TM\n");
+    len = (size_t)snprintf(text, cap, "# clattn tune: kernel dtype(0=fp32,1=fp16) d causal BM BN "
+                                      "TM params\n");
     for (size_t i = 0; i < t->count && len < cap; i++) {
         const struct tune_entry *e = &t->entries[i];
-        len += (size_t)snprintf(text + len, cap - len, "%s %d %zu %d %zu %zu %zu\n", e->kernel,
-                                e->dtype == CLATTN_F16, e->head_dim, e->causal, e->tiles.bm,
-                                e->tiles.bn, e->tiles.tm);
+        len += (size_t)snprintf(text + len, cap - len, "%s %d %zu %d %zu %zu %zu %s\n",
+                                e->kernel, e->dtype == CLATTN_F16, e->head_dim, e->causal,
+                                e->tiles.bm, e->tiles.bn, e->tiles.tm,
+                                e->params[0] ? e->params : "-");
     }
     return text;
 }
-

@@ -5,9 +5,10 @@
  * file_text.c). Each input is read as both. What must hold:
  *   - the readers never read or write out of bounds (ASan) or hit undefined
  *     behaviour (UBSan), whatever the bytes;
- *   - tune: at most TUNE_ENTRIES_MAX entries, each with a known dtype, a
- *     causal flag of 0 or 1 and a NUL-terminated kernel name; formatting
- *     the entries and reading the text back gives the same entries;
+ *   - tune: entries each with a known dtype, a causal flag of 0 or 1, a
+ *     NUL-terminated kernel name and a well-formed parameter list (or
+ *     none); no two with one key; formatting the entries and reading the
+ *     text back gives the same entries;
  *   - measurement: an accepted file has no NaN, zero, negative or absurd
  *     figure; a refused one names the file in a one-line message; an
  *     accepted one formats and reads back to the same figures.
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "clattn/types.h"
+#include "core/params.h"
 #include "measure/file_text.h"
 #include "tune/tune.h"
 
@@ -43,22 +45,24 @@ static char *as_text(const uint8_t *data, size_t size)
 
 static void tune_file(const uint8_t *data, size_t size)
 {
-    static struct tune_state a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
+    struct tune_state a = { 0 }, b = { 0 };
     char *text = as_text(data, size);
-    tune_parse_text(text, &a);
-    require(a.count <= TUNE_ENTRIES_MAX, "more entries than the table holds");
+    require(tune_parse_text(text, &a) == 0, "out of memory");
+    require(a.count <= a.cap, "more entries than the table holds");
     for (size_t i = 0; i < a.count; i++) {
         const struct tune_entry *e = &a.entries[i];
         require(e->dtype == CLATTN_F32 || e->dtype == CLATTN_F16, "unknown dtype kept");
         require(e->causal == 0 || e->causal == 1, "causal flag not 0 or 1");
         require(memchr(e->kernel, '\0', sizeof e->kernel) != NULL, "kernel name not terminated");
         require(e->kernel[0] != '\0', "empty kernel name");
+        require(memchr(e->params, '\0', sizeof e->params) != NULL, "params not terminated");
+        require(params_well_formed(e->params), "malformed parameters kept");
+        require(tune_find(&a, e->kernel, e->dtype, e->head_dim, e->causal) == e,
+                "two entries of one key");
     }
     char *again = tune_format_text(&a);
     require(again != NULL, "out of memory");
-    tune_parse_text(again, &b);
+    require(tune_parse_text(again, &b) == 0, "out of memory");
     require(b.count == a.count, "formatted entries read back to another count");
     for (size_t i = 0; i < a.count; i++)
         require(!memcmp(&a.entries[i], &b.entries[i], sizeof a.entries[i]) ||
@@ -66,10 +70,13 @@ static void tune_file(const uint8_t *data, size_t size)
                      a.entries[i].head_dim == b.entries[i].head_dim &&
                      a.entries[i].tiles.bm == b.entries[i].tiles.bm &&
                      a.entries[i].tiles.bn == b.entries[i].tiles.bn &&
-                     a.entries[i].tiles.tm == b.entries[i].tiles.tm),
+                     a.entries[i].tiles.tm == b.entries[i].tiles.tm &&
+                     !strcmp(a.entries[i].params, b.entries[i].params)),
                 "formatted entry reads back differently");
     free(again);
     free(text);
+    tune_state_release(&a);
+    tune_state_release(&b);
 }
 
 static int same_stat(const clattn_stat *x, const clattn_stat *y)
