@@ -125,11 +125,12 @@ static void test_bad_options_on_device(void **state)
     clattn_run_info info;
     memset(&info, 0x5a, sizeof info);
     clattn_shape fresh = { 1, 1, 1, 2, 3, 4, CLATTN_F32 }; /* within x */
-    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, x, &info), CLATTN_OK);
+    float out[8];
+    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, out, &info), CLATTN_OK);
     for (size_t i = 0; i < sizeof info.reserved; i++)
         assert_int_equal(info.reserved[i], 0);
     assert_true(info.build_seconds > 0);
-    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, x, &info), CLATTN_OK);
+    assert_int_equal(clattn_attention(ctx, &fresh, NULL, x, x, x, out, &info), CLATTN_OK);
     assert_true(info.build_seconds == 0);
     /* The plan says what a call would do, and refuses what it would
      * refuse, without allocating. */
@@ -223,6 +224,151 @@ static void test_kernel_parameters(void **state)
     clattn_close(&ctx);
 }
 
+/* A buffer of `bytes` of the context's, filled with ones (not zeros). */
+static cl_mem ones_buffer(clattn_ctx *ctx, size_t bytes)
+{
+    void *host = malloc(bytes);
+    assert_non_null(host);
+    for (size_t i = 0; i < bytes / 4; i++)
+        ((float *)host)[i] = 1.0f;
+    cl_int err;
+    cl_mem m = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              bytes, host, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    free(host);
+    return m;
+}
+
+/* A sub-buffer of `parent`, bytes [origin, origin + size). */
+static cl_mem sub_buffer(cl_mem parent, size_t origin, size_t size)
+{
+    cl_buffer_region r = { origin, size };
+    cl_int err;
+    cl_mem m = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r,
+                                 &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return m;
+}
+
+/* An output that shares memory with another tensor of the call would race
+ * the kernels or lose rows: an output layout whose rows overlap, an LSE or
+ * O on an input's bytes (the same buffer, a sub-buffer of it, host arrays
+ * that overlap), and merges into anything but o1 and lse1 themselves, are
+ * refused before anything runs; disjoint parts of one buffer are fine. */
+static void test_outputs_share_no_memory(void **state)
+{
+    (void)state;
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    const size_t d = 16;
+    clattn_shape s = { 1, 2, 1, 5, 8, d, CLATTN_F32 };
+    const size_t qbytes = clattn_shape_q_elems(&s) * 4, kvbytes = clattn_shape_kv_elems(&s) * 4;
+    float *q = calloc(1, qbytes), *k = calloc(1, kvbytes), *v = calloc(1, kvbytes);
+    float *o = calloc(1, qbytes), lse[10];
+    assert_true(q && k && v && o);
+    clattn_options opts;
+    /* Rows of the two heads on the same memory (head stride = token stride
+     * = d), and two sequences on the same rows. */
+    clattn_default_options(&opts);
+    opts.o_layout = (clattn_layout){ 0, d, d, 0 };
+    assert_int_equal(clattn_attention(ctx, &s, &opts, q, k, v, o, NULL), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "overlap"));
+    clattn_shape two = s;
+    two.batch = 2;
+    float *o2 = calloc(2, qbytes), *q2 = calloc(2, qbytes), *k2 = calloc(2, kvbytes);
+    assert_true(o2 && q2 && k2);
+    opts.o_layout = (clattn_layout){ 5 * d, 0, 0, 0 }; /* batch stride: one head's rows */
+    assert_int_equal(clattn_attention(ctx, &two, &opts, q2, k2, k2, o2, NULL), CLATTN_EINVAL);
+    /* [B, N, H, d] interleaves heads and tokens without overlap; a stride of
+     * a dimension of one index is never used. */
+    opts.o_layout = (clattn_layout){ 0, d, 2 * d, 0 };
+    assert_int_equal(clattn_attention(ctx, &s, &opts, q, k, v, o, NULL), CLATTN_OK);
+    opts.o_layout = (clattn_layout){ 1, 0, 0, 0 }; /* batch of one */
+    assert_int_equal(clattn_attention(ctx, &s, &opts, q, k, v, o, NULL), CLATTN_OK);
+    free(o2);
+    free(q2);
+    free(k2);
+
+    /* Host arrays: the LSE on K, O on V, O on Q; K = V is an input twice. */
+    clattn_default_options(&opts);
+    assert_int_equal(clattn_attention_ex(ctx, &s, &opts, q, k, v, o, k, NULL), CLATTN_EINVAL);
+    assert_non_null(strstr(clattn_last_error_detail(), "LSE"));
+    assert_int_equal(clattn_attention_ex(ctx, &s, &opts, q, k, v, v, NULL, NULL),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_ex(ctx, &s, &opts, q, k, v, q, NULL, NULL),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_ex(ctx, &s, &opts, q, k, k, o, (float *)o + 80, NULL),
+                     CLATTN_EINVAL); /* the LSE in O's second head */
+    assert_int_equal(clattn_attention_ex(ctx, &s, &opts, q, k, k, o, lse, NULL), CLATTN_OK);
+
+    /* Buffers: the LSE = K, the LSE = O, O in a sub-buffer of K; O after Q
+     * in one buffer is fine. */
+    cl_mem bq = ones_buffer(ctx, qbytes), bk = ones_buffer(ctx, kvbytes),
+           bv = ones_buffer(ctx, kvbytes), bo = ones_buffer(ctx, qbytes),
+           blse = ones_buffer(ctx, sizeof lse);
+    clattn_extras ex = CLATTN_EXTRAS_INIT;
+    ex.lse = bk;
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, bq, bk, bv, bo, &ex, 0, NULL, NULL,
+                                            NULL), CLATTN_EINVAL);
+    ex.lse = bo;
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, bq, bk, bv, bo, &ex, 0, NULL, NULL,
+                                            NULL), CLATTN_EINVAL);
+    ex.lse = blse;
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, bq, bk, bv, bk, &ex, 0, NULL, NULL,
+                                            NULL), CLATTN_EINVAL);
+    size_t align = 0;
+    assert_int_equal(clGetDeviceInfo(clattn_cl_device(ctx), CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+                                     sizeof(cl_uint), &align, NULL), CL_SUCCESS);
+    align = (align & 0xffffffffu) / 8;
+    const size_t half = (kvbytes + align - 1) / align * align;
+    cl_mem big = ones_buffer(ctx, half + qbytes);
+    cl_mem kpart = sub_buffer(big, 0, kvbytes), opart = sub_buffer(big, half, qbytes);
+    cl_mem whole_k = sub_buffer(big, 0, kvbytes); /* K again, through another sub-buffer */
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, bq, kpart, bv, whole_k, &ex, 0, NULL,
+                                            NULL, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, NULL, bq, kpart, bv, opart, &ex, 0, NULL,
+                                            NULL, NULL), CLATTN_OK);
+    clattn_options after_k;
+    clattn_default_options(&after_k);
+    after_k.o_layout.byte_offset = half; /* O on the same buffer as K, past it */
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, &after_k, bq, kpart, bv, big, &ex, 0, NULL,
+                                            NULL, NULL), CLATTN_OK);
+    after_k.o_layout.byte_offset = half - 64; /* ... and overlapping its end */
+    assert_int_equal(clattn_attention_ex_cl(ctx, &s, &after_k, bq, kpart, bv, big, &ex, 0, NULL,
+                                            NULL, NULL), CLATTN_EINVAL);
+    assert_int_equal(clFinish(clattn_cl_queue(ctx)), CL_SUCCESS);
+
+    /* Merges: in place over o1 and lse1 is the documented use; over o2, or
+     * the LSE over o1, is refused; a byte count past 64 bits is too. */
+    cl_mem o1 = ones_buffer(ctx, 64), l1 = ones_buffer(ctx, 16), p2 = ones_buffer(ctx, 64),
+           l2 = ones_buffer(ctx, 16);
+    assert_int_equal(clattn_merge_cl(ctx, 4, 4, CLATTN_F32, o1, l1, p2, l2, o1, l1, 0, NULL,
+                                     NULL), CLATTN_OK);
+    assert_int_equal(clattn_merge_cl(ctx, 4, 4, CLATTN_F32, o1, l1, p2, l2, p2, l1, 0, NULL,
+                                     NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_merge_cl(ctx, 4, 4, CLATTN_F32, o1, l1, p2, l2, o1, o1, 0, NULL,
+                                     NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_merge_cl(ctx, ((size_t)1 << 62) + 1, 1, CLATTN_F32, l1, l1, l2, l2,
+                                     o1, p2, 0, NULL, NULL), CLATTN_EOVERFLOW);
+    float h1[4] = { 1, 2, 3, 4 }, hl1[1] = { 0 }, h2[4] = { 5, 6, 7, 8 }, hl2[1] = { 0 };
+    assert_int_equal(clattn_merge(1, 4, CLATTN_F32, h1, hl1, h2, hl2, h1, hl1), CLATTN_OK);
+    assert_true(fabsf(h1[0] - 3.0f) < 1e-6f);
+    assert_int_equal(clattn_merge(1, 4, CLATTN_F32, h1, hl1, h2, hl2, h2, hl1), CLATTN_EINVAL);
+    assert_int_equal(clattn_merge(1, 4, CLATTN_F32, h1, hl1, h2, hl2, h1, h1 + 3),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_merge(((size_t)1 << 62) + 1, 1, CLATTN_F32, h1, hl1, h2, hl2, h1,
+                                  hl1), CLATTN_EOVERFLOW);
+    assert_int_equal(clFinish(clattn_cl_queue(ctx)), CL_SUCCESS);
+    cl_mem all[] = { bq, bk, bv, bo, blse, kpart, opart, whole_k, big, o1, l1, p2, l2 };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        clReleaseMemObject(all[i]);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    clattn_close(&ctx);
+}
+
 /* A tuned tile is used by the context that recorded it and, through the file
  * under $XDG_CACHE_HOME, by a later context on the same device. */
 static void test_tuned_tiles_persist(void **state)
@@ -283,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_bad_options_on_device),
         cmocka_unit_test(test_tuned_tiles_persist),
         cmocka_unit_test(test_kernel_parameters),
+        cmocka_unit_test(test_outputs_share_no_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,9 +78,13 @@ CLATTN_API int clattn_list_devices(clattn_device_entry *entries, size_t cap, siz
  * laid out as described above in shape->dtype. Waits for `wait_list`; when
  * `done` is non-NULL it receives an event that completes when O is written.
  * The naive path's S and P buffers stay allocated in the context for the
- * next call (clattn_release_workspace() frees them). `opts` may be NULL (defaults). Before allocating anything the
- * chosen path's memory is predicted and CLATTN_EWOULDOOM returned if it does
- * not fit the device (unless opts->allow_oom). */
+ * next call (clattn_release_workspace() frees them). `opts` may be NULL
+ * (defaults). Before allocating anything the chosen path's memory is
+ * predicted and CLATTN_EWOULDOOM returned if it does not fit the device
+ * (unless opts->allow_oom). The inputs may share memory (K = V, say); an
+ * output may not share a byte with an input or another output (the same
+ * buffer's bytes, or a sub-buffer's, checked over each layout's span), nor
+ * O's layout put two rows (b, h, i) on one element: CLATTN_EINVAL. */
 CLATTN_API int clattn_attention_cl(clattn_ctx *ctx, const clattn_shape *shape,
                                    const clattn_options *opts, cl_mem q, cl_mem k, cl_mem v,
                                    cl_mem o, cl_uint num_wait, const cl_event *wait_list,

@@ -278,7 +278,10 @@ CLATTN_API int clattn_reference_ex(const clattn_shape *shape, const clattn_optio
  * exp(lse2)). A side with lse -inf (it saw no key) contributes nothing; both
  * -inf give zeros and -inf. This is how a sequence's keys split across
  * devices or processes are put back together (clattn_merge_cl on a
- * device). `o` and `lse` may alias o1 and lse1. */
+ * device). `o` and `lse` may be o1 and lse1 themselves (in place); an
+ * output that shares memory with any other array (o with o2 or an LSE, an
+ * LSE with an output row) is CLATTN_EINVAL, as is a byte count past
+ * size_t (CLATTN_EOVERFLOW). */
 CLATTN_API int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1,
                             const float *lse1, const void *o2, const float *lse2, void *o,
                             float *lse);

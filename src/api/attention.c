@@ -246,6 +246,9 @@ static int attention_host(clattn_ctx *ctx, const clattn_shape *shape, const clat
     if (rc < 0)
         return rc;
     CLATTN_CHECK_ARG(q && k && v && o);
+    const void *const arrays[4] = { q, k, v, o };
+    if ((rc = prepare_host_arrays(shape, opts, &c, spans, arrays, lse)) < 0)
+        return rc;
     /* Refuse before the first allocation: the inputs count toward the plan. */
     struct fused_plan plan = { 0 }; /* the path choice's, for the enqueue */
     c.fused_plan = &plan;

@@ -3,6 +3,7 @@
  * on the device (cl/api/merge.cl); the host version is reference/compare.c's. */
 #include <stdio.h>
 
+#include "api/prepare.h"
 #include "context/context.h"
 #include "context/program.h"
 
@@ -28,15 +29,34 @@ static int merge(clattn_ctx *ctx, size_t rows, size_t d, clattn_dtype dtype, cl_
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     CLATTN_CHECK_ARG(d >= 1 && d <= 256 && rows >= 1);
     CLATTN_CHECK_ARG(num_wait == 0 || wait_list);
-    const uint64_t ob = (uint64_t)rows * d * clattn_dtype_size(dtype), lb = (uint64_t)rows * 4;
+    size_t wg = 32;
+    while (wg < d)
+        wg *= 2;
+    size_t ob, lb, global;
+    if (mul_overflows(rows, d, &ob) || mul_overflows(ob, clattn_dtype_size(dtype), &ob) ||
+        mul_overflows(rows, 4, &lb) || mul_overflows(rows, wg, &global))
+        return clattn_fail(CLATTN_EOVERFLOW, "merge of %zu rows of d = %zu: the byte count "
+                           "overflows", rows, d);
     int rc;
     if ((rc = check_size(ctx, o1, "o1", ob)) < 0 || (rc = check_size(ctx, o2, "o2", ob)) < 0 ||
         (rc = check_size(ctx, o, "o", ob)) < 0 || (rc = check_size(ctx, lse1, "lse1", lb)) < 0 ||
         (rc = check_size(ctx, lse2, "lse2", lb)) < 0 || (rc = check_size(ctx, lse, "lse", lb)) < 0)
         return rc;
-    size_t wg = 32;
-    while (wg < d)
-        wg *= 2;
+    /* o and lse may be o1 and lse1 exactly (each element is read before it is
+     * written, by the same work-item); any other sharing of memory by an
+     * output is refused. */
+    const cl_mem m[6] = { o1, lse1, o2, lse2, o, lse };
+    static const char *const names[6] = { "o1", "lse1", "o2", "lse2", "o", "lse" };
+    struct extent e[6];
+    for (int i = 0; i < 6; i++)
+        if ((rc = buffer_extent(m[i], names[i], 0, i % 2 ? lb : ob, i >= 4, &e[i])) < 0)
+            return rc;
+    if (o == o1)
+        e[0].root = NULL; /* in place: o reads and writes its own elements */
+    if (lse == lse1)
+        e[1].root = NULL;
+    if ((rc = extents_disjoint(e, 6)) < 0)
+        return rc;
     char options[64];
     snprintf(options, sizeof options, "-DD=%zu -DWG=%zu%s", d, wg,
              dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
@@ -47,7 +67,6 @@ static int merge(clattn_ctx *ctx, size_t rows, size_t d, clattn_dtype dtype, cl_
     cl_int err = CL_SUCCESS;
     for (cl_uint i = 0; i < 6 && err == CL_SUCCESS; i++)
         err = clSetKernelArg(kern, i, sizeof args[i], &args[i]);
-    size_t global = rows * wg;
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &wg, num_wait, wait_list,
                                      done);

@@ -51,7 +51,8 @@ int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
         (rc = layout_resolve(&opts->v_layout, s->batch, hk, nk, d, s->dtype, "V", &c->vl,
                              &spans[2])) < 0 ||
         (rc = layout_resolve(&opts->o_layout, s->batch, h, nq, d, s->dtype, "O", &c->ol,
-                             &spans[3])) < 0)
+                             &spans[3])) < 0 ||
+        (rc = layout_rows_disjoint(&c->ol, s->batch, h, nq, d, "O")) < 0)
         return rc;
     c->contiguous = layout_is_contiguous(&c->ql, h, nq, d) &&
                     layout_is_contiguous(&c->kl, hk, nk, d) &&
@@ -83,6 +84,32 @@ static int check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint6
     return CLATTN_OK;
 }
 
+int buffer_extent(cl_mem m, const char *name, uint64_t lo, uint64_t hi, int output,
+                         struct extent *out)
+{
+    *out = (struct extent){ name, NULL, lo, hi, output };
+    if (!m)
+        return CLATTN_OK;
+    cl_mem parent = NULL;
+    size_t offset = 0;
+    cl_int err = clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent,
+                                    NULL);
+    if (err == CL_SUCCESS && parent)
+        err = clGetMemObjectInfo(m, CL_MEM_OFFSET, sizeof offset, &offset, NULL);
+    if (err != CL_SUCCESS)
+        return clattn_fail_cl(err, "clGetMemObjectInfo(CL_MEM_ASSOCIATED_MEMOBJECT)");
+    out->root = parent ? (const void *)parent : (const void *)m;
+    out->lo += offset;
+    out->hi += offset;
+    return CLATTN_OK;
+}
+
+/* The bytes a tensor of layout l spans from its first element. */
+static uint64_t first_byte(const struct tensor_layout *l, clattn_dtype dtype)
+{
+    return l->offset * clattn_dtype_size(dtype);
+}
+
 int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct attention_call *c,
                     const uint64_t spans[4])
 {
@@ -93,9 +120,6 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
         (rc = check_buffer(ctx, c->v, "V", spans[2])) < 0 ||
         (rc = check_buffer(ctx, c->o, "O", spans[3])) < 0)
         return rc;
-    /* The kernels read K and V while other work-groups write O. */
-    if (c->o == c->k || c->o == c->v)
-        return clattn_fail(CLATTN_EINVAL, "O must not be the buffer of K or V");
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len;
     if (c->lse && (rc = check_buffer(ctx, c->lse, "LSE", rows * 4)) < 0)
         return rc;
@@ -103,7 +127,37 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
         return rc;
     if (c->q_lens && (rc = check_buffer(ctx, c->q_lens, "q_lens", s->batch * 4)) < 0)
         return rc;
-    return CLATTN_OK;
+    /* The kernels read Q, K, V and the lengths while other work-groups write
+     * O and the LSE: no output may share memory with anything else. */
+    struct extent e[7];
+    const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
+    const cl_mem m[4] = { c->q, c->k, c->v, c->o };
+    static const char *const names[4] = { "Q", "K", "V", "O" };
+    for (int i = 0; i < 4; i++)
+        if ((rc = buffer_extent(m[i], names[i], first_byte(l[i], s->dtype), spans[i], i == 3,
+                                &e[i])) < 0)
+            return rc;
+    if ((rc = buffer_extent(c->lse, "LSE", 0, rows * 4, 1, &e[4])) < 0 ||
+        (rc = buffer_extent(c->kv_lens, "kv_lens", 0, s->batch * 4, 0, &e[5])) < 0 ||
+        (rc = buffer_extent(c->q_lens, "q_lens", 0, s->batch * 4, 0, &e[6])) < 0)
+        return rc;
+    return extents_disjoint(e, 7);
+}
+
+int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
+                        const struct attention_call *c, const uint64_t spans[4],
+                        const void *const arrays[4], const float *lse)
+{
+    const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
+    static const char *const names[4] = { "Q", "K", "V", "O" };
+    struct extent e[7];
+    for (int i = 0; i < 4; i++)
+        e[i] = extent_host(names[i], arrays[i], first_byte(l[i], s->dtype), spans[i], i == 3);
+    const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len;
+    e[4] = extent_host("LSE", lse, 0, rows * 4, 1);
+    e[5] = extent_host("kv_lens", opts->kv_lens, 0, s->batch * 4, 0);
+    e[6] = extent_host("q_lens", opts->q_lens, 0, s->batch * 4, 0);
+    return extents_disjoint(e, 7);
 }
 
 /* A device copy of a host array of B lengths: created (and so copied)

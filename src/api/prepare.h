@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "context/call.h"
+#include "core/extent.h"
 #include "context/context.h"
 
 /* Everything a call needs but its buffers and events, into `c`: the checked
@@ -21,9 +22,21 @@ int prepare_options(const clattn_shape *shape, const clattn_options *opts);
 int prepare_layouts(const clattn_shape *shape, const clattn_options *opts,
                     struct attention_call *c, uint64_t spans[4]);
 
-/* c's buffers against the layouts' spans, and its LSE and lengths buffers. */
+/* The extent of bytes [lo, hi) of buffer m (NULL: an absent one), a
+ * sub-buffer's resolved to its parent. */
+int buffer_extent(cl_mem m, const char *name, uint64_t lo, uint64_t hi, int output,
+                  struct extent *out);
+
+/* c's buffers against the layouts' spans, and its LSE and lengths buffers;
+ * no output sharing memory with another tensor of the call. */
 int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *shape,
                     const struct attention_call *c, const uint64_t spans[4]);
+
+/* The host arrays of clattn_attention_ex (Q, K, V, O over their layouts'
+ * spans, the LSE, opts' lengths): no output sharing memory with another. */
+int prepare_host_arrays(const clattn_shape *shape, const clattn_options *opts,
+                        const struct attention_call *c, const uint64_t spans[4],
+                        const void *const arrays[4], const float *lse);
 
 /* Device copies of opts' host lengths where c has no device buffers; the
  * copies are in owned[0..2) (NULL where none), for the caller to release. */

@@ -37,6 +37,40 @@ int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n
     return CLATTN_OK;
 }
 
+int layout_rows_disjoint(const struct tensor_layout *l, size_t batch, size_t heads, size_t n,
+                         size_t d, const char *name)
+{
+    /* The dimensions with more than one index, by stride: each stride must
+     * pass the extent of those below it (the rows nest), the smallest the
+     * row itself. A layout whose rows interleave without nesting is refused
+     * too: telling it apart needs more than the strides' order. */
+    struct dim {
+        uint64_t count, stride;
+        const char *what;
+    } dims[3] = { { batch, l->batch, "batch" }, { heads, l->head, "head" },
+                  { n, l->token, "token" } };
+    for (int i = 1; i < 3; i++) /* insertion sort by stride */
+        for (int j = i; j > 0 && dims[j].stride < dims[j - 1].stride; j--) {
+            const struct dim t = dims[j];
+            dims[j] = dims[j - 1];
+            dims[j - 1] = t;
+        }
+    uint64_t extent = d; /* elements one index of the dimensions below spans */
+    for (int i = 0; i < 3; i++) {
+        if (dims[i].count < 2)
+            continue;
+        if (dims[i].stride < extent)
+            return clattn_fail(CLATTN_EINVAL, "%s: %s stride %llu is below the %llu elements "
+                               "its rows below span: rows of different (b, h, i) would "
+                               "overlap", name, dims[i].what,
+                               (unsigned long long)dims[i].stride,
+                               (unsigned long long)extent);
+        /* (count - 1) stride + extent: within 64 bits, as the span is. */
+        extent += (dims[i].count - 1) * dims[i].stride;
+    }
+    return CLATTN_OK;
+}
+
 int layout_is_contiguous(const struct tensor_layout *l, size_t heads, size_t n, size_t d)
 {
     return l->offset == 0 && l->token == d && l->head == (uint64_t)n * d &&

@@ -24,6 +24,14 @@ int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n
                    clattn_dtype dtype, const char *name, struct tensor_layout *out,
                    uint64_t *span_bytes);
 
+/* CLATTN_EINVAL, naming the tensor, when two distinct rows (b, h, i) of a
+ * [batch, heads, n, d] tensor laid out as `l` (resolved) share an element:
+ * an output written through such a layout would lose rows. The rows must
+ * nest: ordered by stride, each dimension's stride at least the extent of
+ * those below it (dimensions of one index do not count). */
+int layout_rows_disjoint(const struct tensor_layout *l, size_t batch, size_t heads, size_t n,
+                         size_t d, const char *name);
+
 /* Nonzero when `l` is the contiguous layout of a [.., heads, n, d] tensor. */
 int layout_is_contiguous(const struct tensor_layout *l, size_t heads, size_t n, size_t d);
 

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "core/error.h"
+#include "core/extent.h"
 
 void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2)
 {
@@ -86,6 +87,24 @@ int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1, cons
     CLATTN_CHECK_ARG((o1 && lse1 && o2 && lse2 && o && lse) || rows == 0);
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
     CLATTN_CHECK_ARG(d >= 1);
+    size_t ob, lb;
+    if (mul_overflows(rows, d, &ob) || mul_overflows(ob, clattn_dtype_size(dtype), &ob) ||
+        mul_overflows(rows, sizeof(float), &lb))
+        return clattn_fail(CLATTN_EOVERFLOW, "merge of %zu rows of d = %zu: the byte count "
+                           "overflows", rows, d);
+    /* o and lse may be o1 and lse1 exactly (each row is read before it is
+     * written); any other sharing of memory by an output is refused. */
+    const struct extent e[6] = {
+        extent_host("o1", o == o1 ? NULL : o1, 0, ob, 0),
+        extent_host("lse1", lse == lse1 ? NULL : lse1, 0, lb, 0),
+        extent_host("o2", o2, 0, ob, 0),
+        extent_host("lse2", lse2, 0, lb, 0),
+        extent_host("o", o, 0, ob, 1),
+        extent_host("lse", lse, 0, lb, 1),
+    };
+    int rc = extents_disjoint(e, 6);
+    if (rc < 0)
+        return rc;
     for (size_t r = 0; r < rows; r++) {
         const double a = lse1[r], b = lse2[r];
         const double mx = a > b ? a : b;
