@@ -31,11 +31,6 @@
 #include "dtype.clh"
 #include "fused_finish.clh"
 
-#ifdef DTYPE_F16
-#define SCORE_LIMIT FUSED_LIMIT_F16
-#else
-#define SCORE_LIMIT FUSED_LIMIT_F32
-#endif
 
 /* Work-group reduction of one value per work-item (max or sum), through
  * `scratch`; every work-item gets the result. */
@@ -118,7 +113,7 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
         for (uint p = 1; p < PARTS; p++)
             acc += scratch[x + p * COLS_WG];
 #endif
-    const float scale = live ? fused_row_scale(l, mx, sees_key, SCORE_LIMIT) : 0.0f;
+    const float scale = live ? fused_row_scale(l, mx, sees_key) : 0.0f;
     if (part == 0 && col < D)
         STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + col);
 #if LSE_OUT

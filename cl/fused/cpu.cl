@@ -44,10 +44,8 @@ typedef int16 ivec;
 
 #ifdef DTYPE_F16
 typedef half store_t;
-#define SCORE_LIMIT FUSED_LIMIT_F16
 #else
 typedef float store_t;
-#define SCORE_LIMIT FUSED_LIMIT_F32
 #endif
 
 #define XT (D % XC) /* output columns in the last, narrower P.V block */
@@ -105,7 +103,7 @@ static inline void finish_row(const struct fused_place *at, uint row, float *acc
     part_ml[2 * w] = l == 0.0f ? -INFINITY : m;
     part_ml[2 * w + 1] = l;
 #else
-    const float inv = live ? fused_row_scale(l, m, sees_key, SCORE_LIMIT) : 0.0f;
+    const float inv = live ? fused_row_scale(l, m, sees_key) : 0.0f;
     __global store_t *orow = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st);
     int x = 0;
 #ifdef DTYPE_F16

@@ -287,7 +287,7 @@ static inline __attribute__((always_inline)) void store_row(
         return;
     }
     const int sees_key = end > 0;
-    const float inv = live ? fused_row_scale(l, m, sees_key, FUSED_LIMIT_F16) : 0.0f;
+    const float inv = live ? fused_row_scale(l, m, sees_key) : 0.0f;
     __global uint *o_row = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st) / 2;
 #pragma unroll
     for (int j = 0; j < D / 8; j++)

@@ -26,11 +26,6 @@
 #define KV_STRIDE (DP + 1) /* +1: rows of K fall in different local banks */
 #define P_STRIDE (BN + 1)
 
-#ifdef DTYPE_F16
-#define SCORE_LIMIT FUSED_LIMIT_F16
-#else
-#define SCORE_LIMIT FUSED_LIMIT_F32
-#endif
 
 /* Keys [j0, j0 + BN) of one head's K or V (rows `st` elements apart from
  * `head`) into the tile; keys past `end` are zeros and never read. */
@@ -142,7 +137,7 @@ void attention_fused(FUSED_PARAMS(store_t))
         part_ml[2 * w + 1] = l;
     }
 #else
-    const float inv = live ? fused_row_scale(l, m, row_end > 0, SCORE_LIMIT) : 0.0f;
+    const float inv = live ? fused_row_scale(l, m, row_end > 0) : 0.0f;
     const ulong at_o = fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
     for (int t = 0; t < O_PER_ITEM; t++) {
         const uint x = c + t * TPR;

@@ -50,11 +50,9 @@
 #endif
 
 #ifdef DTYPE_F16
-#define SCORE_LIMIT FUSED_LIMIT_F16
 #define LOAD4(p, i) vload_half4(0, (p) + (i))
 #define STORE4(v, p, i) vstore_half4_rte((v), 0, (p) + (i))
 #else
-#define SCORE_LIMIT FUSED_LIMIT_F32
 #define LOAD4(p, i) vload4(0, (p) + (i))
 #define STORE4(v, p, i) vstore4((v), 0, (p) + (i))
 #endif
@@ -312,7 +310,7 @@ void attention_fused(FUSED_PARAMS(store_t))
             part_ml[2 * w + 1] = sum;
         }
 #else
-        const float inv = live ? fused_row_scale(sum, mx, end > 0, SCORE_LIMIT) : 0.0f;
+        const float inv = live ? fused_row_scale(sum, mx, end > 0) : 0.0f;
         __global store_t *o_row = o + fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
 #pragma unroll
         for (int k4 = 0; k4 < OCO; k4++) {

@@ -243,18 +243,23 @@ typedef struct clattn_run_info {
 
 /* Computes attention on the CPU in double precision from inputs stored in
  * shape->dtype, writing O as doubles ([B, H, Nq, d]). Every path of the
- * library computes the same function, which this defines:
+ * library computes the function this defines, but for the two exceptions
+ * after it:
  *   - a query that sees no key (a causal mask with Nk < Nq) outputs zeros;
- *   - scores s = scale q.k are held in the storage dtype's range, as the
- *     naive path holds S: a score that rounds beyond the largest finite value
- *     (fp16: |s| >= 65520, fp32: FLT_MAX) is infinite;
+ *   - scores s = scale q.k are held in fp32, as the fused kernels accumulate
+ *     them whatever the storage dtype (FlashAttention's and cuDNN's
+ *     semantics): a score that rounds beyond FLT_MAX is infinite, and an fp16
+ *     score above 65504 is an ordinary finite score;
  *   - NaN and infinities propagate as in IEEE arithmetic on
  *     softmax(s - max s) V over the visible keys: a NaN score, a +inf score
  *     or a row whose visible scores are all -inf gives a NaN row; a NaN or
  *     infinite V value of a visible key with nonzero weight reaches the row.
- * One exception on the device paths: under a causal mask, a NaN or infinite
- * V value of a key that a query cannot see is still multiplied by its zero
- * weight where the kernel computes P V in blocks (0 * NaN is NaN): on the
+ * The exceptions: the naive path holds S in the storage dtype, as PyTorch's
+ * math backend (matmul, softmax, matmul in fp16) does, so that an fp16
+ * score of magnitude 65520 or more is infinite there (its row NaN for +inf,
+ * the key unseen for -inf); and under a causal mask, a NaN or infinite V
+ * value of a key that a query cannot see is still multiplied by its zero
+ * weight where a kernel computes P V in blocks (0 * NaN is NaN): on the
  * naive path every query's row, on the fused path the rows of that key's
  * block. Keys past Nk are never read. Needs no OpenCL. */
 CLATTN_API int clattn_reference(const clattn_shape *shape, const clattn_options *opts,

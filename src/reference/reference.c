@@ -2,8 +2,8 @@
 /*
  * CPU reference: attention in double precision, straight from the
  * definition, with the device paths' semantics (GQA head mapping, both causal
- * alignments, zero output for a query that sees no key, scores held in the
- * storage dtype's range, IEEE propagation of NaN and infinities: see
+ * alignments, zero output for a query that sees no key, scores held in
+ * fp32's range, IEEE propagation of NaN and infinities: see
  * clattn_reference in clattn/types.h). Slow on purpose: its only job is to be
  * obviously right.
  */
@@ -20,13 +20,12 @@ static double load(const void *base, size_t i, clattn_dtype dtype)
     return ((const float *)base)[i];
 }
 
-/* A score as every path holds it: in the storage dtype's range (the naive
- * path keeps S in that dtype), so a score that rounds beyond the largest
- * finite value is infinite. */
-static double held_score(double score, clattn_dtype dtype)
+/* A score as the fused kernels hold it: an fp32 accumulator whatever the
+ * storage dtype (FlashAttention's and cuDNN's semantics), so a score that
+ * rounds beyond FLT_MAX is infinite; an fp16 score above 65504 is not. */
+static double held_score(double score)
 {
-    const double limit = dtype == CLATTN_F16 ? 65520.0 /* rounds to half's inf */
-                                             : 3.4028235677973366e38; /* FLT_MAX, rounded up */
+    const double limit = 3.4028235677973366e38; /* FLT_MAX, rounded up */
     if (score >= limit)
         return INFINITY;
     if (score <= -limit)
@@ -50,7 +49,7 @@ static double reference_row(const clattn_shape *s, const void *q, const void *k,
         double dot = 0.0;
         for (size_t x = 0; x < d; x++)
             dot += load(q, q_off + x, s->dtype) * load(k, kv_off + (size_t)j * d + x, s->dtype);
-        scores[j] = held_score(dot * scale, s->dtype);
+        scores[j] = held_score(dot * scale);
         if (scores[j] > mx)
             mx = scores[j];
     }
