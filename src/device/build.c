@@ -38,8 +38,12 @@ static void save_build_log(cl_program prog, cl_device_id device, const char *fil
     /* Builds are numbered per process so that each keeps its own files. */
     static _Atomic unsigned counter;
     const unsigned n = counter++;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.log", dir, (long)getpid(), n, file);
+    char name[128], path[4096];
+    snprintf(name, sizeof name, "%s", file); /* "fused/portable.cl" -> "fused-portable.cl" */
+    for (char *c = name; *c; c++)
+        if (*c == '/')
+            *c = '-';
+    snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.log", dir, (long)getpid(), n, name);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
@@ -60,7 +64,7 @@ static void save_build_log(cl_program prog, cl_device_id device, const char *fil
         !bin_len || !(bin = malloc(bin_len)))
         return;
     if (!clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL)) {
-        snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.bin", dir, (long)getpid(), n, file);
+        snprintf(path, sizeof path, "%s/build-%ld-%03u-%s.bin", dir, (long)getpid(), n, name);
         if ((f = fopen(path, "wb"))) {
             fwrite(bin, 1, bin_len, f);
             fclose(f);
