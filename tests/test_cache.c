@@ -253,6 +253,42 @@ static void test_concurrent_records_are_merged(void **state)
     }
 }
 
+/* A writer killed between its temporary and the rename leaves the
+ * temporary behind: the next write of the same file removes those older
+ * than a minute, and leaves a fresh one (a live writer's) and other files. */
+static void test_stale_temporaries_are_swept(void **state)
+{
+    (void)state;
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 24, 0,
+                                        &(clattn_tiles){ 8, 8, 0 }), CLATTN_OK);
+    char cmd[9000], line[4200];
+    snprintf(cmd, sizeof cmd, "ls %s/clattn/tune-*.txt", home);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    char stale[4300], fresh[4300], other[4300];
+    snprintf(stale, sizeof stale, "%s.Ab3dEf", line);
+    snprintf(fresh, sizeof fresh, "%s.Zz9yXw", line);
+    snprintf(other, sizeof other, "%s/clattn/notes.Ab3dEf", home);
+    const char *made[] = { stale, fresh, other };
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(made[i], "w");
+        assert_non_null(f);
+        fputs("half a tune file", f);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "touch -d '-2 minutes' '%s' '%s'", stale, other);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 25, 0,
+                                        &(clattn_tiles){ 8, 8, 0 }), CLATTN_OK);
+    struct stat st;
+    assert_int_equal(stat(stale, &st), -1);
+    assert_int_equal(stat(fresh, &st), 0);
+    assert_int_equal(stat(other, &st), 0);
+}
+
 /* Tiles recorded with the kernel's parameters: the file holds them, a new
  * context plans with them, the caller's own parameters win, and a
  * parameter the kernel does not take is refused before anything is
@@ -336,6 +372,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_concurrent_records_are_merged, fresh_home,
                                         remove_home),
         cmocka_unit_test_setup_teardown(test_tuned_parameters, fresh_home, remove_home),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries_are_swept, fresh_home,
+                                        remove_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-device files under the user's cache directory (see cache_file.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,12 +174,48 @@ static int write_whole(int fd, const char *text)
     return fsync(fd);
 }
 
+/* Whether `name` is one of path's temporaries: its file name, a dot and
+ * mkstemp's six characters. */
+static int temporary_of(const char *base, const char *name)
+{
+    const size_t n = strlen(base);
+    return !strncmp(name, base, n) && name[n] == '.' && strlen(name + n + 1) == 6 &&
+           strcmp(name + n + 1, "lock");
+}
+
+/* Removes path's temporaries that a process killed while writing left
+ * behind: this user's regular files older than a minute (a writer holds its
+ * temporary for milliseconds, so a live one is never taken). Best effort. */
+static void sweep_stale_temporaries(const char *path)
+{
+    char dir[4096];
+    if (parent_of(path, dir, sizeof dir))
+        return;
+    const char *base = strrchr(path, '/') + 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        char full[4400];
+        struct stat st;
+        if (!temporary_of(base, e->d_name) ||
+            snprintf(full, sizeof full, "%s/%s", dir, e->d_name) >= (int)sizeof full ||
+            lstat(full, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            now - st.st_mtime < 60)
+            continue;
+        unlink(full);
+    }
+    closedir(d);
+}
+
 int cache_write(const char *path, const char *text)
 {
     char tmp[4200];
     int rc = prepare_dir(path);
     if (rc)
         return rc;
+    sweep_stale_temporaries(path);
     if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
         return clattn_fail(CLATTN_EOVERFLOW, "cache file path too long");
     /* mkstemp opens with O_EXCL, mode 0600: nothing planted is followed. */

@@ -31,7 +31,9 @@ int cache_path(const char *prefix, const struct device_identity *id, char *path,
  * directory is not safe (see above). The detail names the file. */
 int cache_read(const char *path, char **text);
 
-/* Writes `text` to `path` whole or not at all, creating the directory. */
+/* Writes `text` to `path` whole or not at all, creating the directory; the
+ * temporaries of this path that a killed writer left behind (older than a
+ * minute) are removed on the way. */
 int cache_write(const char *path, const char *text);
 
 /* Rewrites `path` under an exclusive lock (flock on "<path>.lock"), so that
