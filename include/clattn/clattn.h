@@ -23,6 +23,13 @@
 #ifndef CLATTN_H
 #define CLATTN_H
 
+/* The OpenCL headers print a note in every build that does not say which
+ * OpenCL version it targets; this header needs 1.2's declarations alone,
+ * so it takes the headers' own default, 3.0, where a program has not
+ * chosen (define CL_TARGET_OPENCL_VERSION before including it to choose). */
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
 #include <CL/cl.h>
 
 #include "clattn/types.h"

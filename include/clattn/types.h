@@ -122,8 +122,9 @@ typedef struct clattn_shape {
 /* Bytes of one element of `dtype` (4 or 2); 0 for an unknown dtype. */
 CLATTN_API size_t clattn_dtype_size(clattn_dtype dtype);
 
-/* Checks a shape: every size >= 1, H % Hkv == 0, d <= 256, known dtype, and
- * no element count or byte size overflows. CLATTN_EINVAL / CLATTN_EOVERFLOW. */
+/* Checks a shape: every size >= 1, H % Hkv == 0, known dtype (CLATTN_EINVAL),
+ * d <= 256 (CLATTN_EUNSUPPORTED), and no element count or byte size
+ * overflows (CLATTN_EOVERFLOW). */
 CLATTN_API int clattn_shape_check(const clattn_shape *shape);
 
 /* Elements of Q (= O) and of K (= V) for a valid shape (check it with
