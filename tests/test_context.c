@@ -224,6 +224,34 @@ static void test_kernel_parameters(void **state)
     clattn_close(&ctx);
 }
 
+/* A split that runs other than asked says why in the run's note: chunks are
+ * whole key blocks (portable's 64 keys: 100 keys are 2 blocks, not 3). */
+static void test_split_note(void **state)
+{
+    (void)state;
+    clattn_ctx *ctx = NULL;
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    clattn_shape s = { 1, 1, 1, 4, 100, 16, CLATTN_F32 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.path = CLATTN_PATH_FUSED;
+    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    o.block_m = 4;
+    o.block_n = 64;
+    o.split_kv = 3;
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &s, &o, 9, &r), CLATTN_OK);
+    assert_true(r.passed);
+    assert_int_equal(r.info.splits, 2);
+    if (!strstr(r.info.note, "split_kv 3 asked: 2 chunks of 64 keys"))
+        fail_msg("note: \"%s\"", r.info.note);
+    o.split_kv = 2; /* as asked: no note */
+    assert_int_equal(clattn_check(ctx, &s, &o, 9, &r), CLATTN_OK);
+    assert_int_equal(r.info.splits, 2);
+    assert_null(strstr(r.info.note, "asked"));
+    clattn_close(&ctx);
+}
+
 /* A buffer of `bytes` of the context's, filled with ones (not zeros). */
 static cl_mem ones_buffer(clattn_ctx *ctx, size_t bytes)
 {
@@ -430,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_tuned_tiles_persist),
         cmocka_unit_test(test_kernel_parameters),
         cmocka_unit_test(test_outputs_share_no_memory),
+        cmocka_unit_test(test_split_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,14 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
     plan->splits = (s->kv_len + plan->split_keys - 1) / plan->split_keys;
     if (plan->splits > 1 && plan->kernel->plan_chunks)
         plan->kernel->plan_chunks(plan, blocks);
+    /* A caller who asked for a split is told why another ran: chunks are
+     * whole blocks of BN keys, so asking more than the keys' blocks allow,
+     * or a count that does not divide them, gives fewer. */
+    const uint32_t asked = c->opts->split_kv;
+    if (asked > 1 && plan->splits != asked && !plan->note[0])
+        snprintf(plan->note, sizeof plan->note, "split_kv %u asked: %zu chunks of %zu keys (whole "
+                 "blocks of %zu) cover Nk = %zu", asked, plan->splits, plan->split_keys, bn,
+                 s->kv_len);
 }
 
 /* Kernel `k` with its tiles and split for call `c`. */
