@@ -13,8 +13,11 @@ SMs holding different numbers of groups, and, given the call's splits, how
 far apart the groups of one row tile and the row tiles themselves end.
 (printf slows the traced calls: read the medians, not their event times.)
 
-usage: trace_decode.py TIME_FUSED_OUTPUT [LABEL [SPLITS [ROW_TILES]]]
-(SPLITS: by default the run's own, from its JSON line)
+usage: tools/gpu/decode_timeline.py TIME_FUSED_OUTPUT [LABEL [SPLITS [ROW_TILES]]]
+(SPLITS: by default the run's own, from its JSON line); the input, on an
+NVIDIA GPU, for example:
+  CLATTN_BUILD_OPTIONS=-DTRACE=1 build/tests/perf/time_fused \
+      8,32,8,1,4096,128 fp16 none auto 3 1 >trace.txt
 """
 import gzip
 import re
