@@ -444,13 +444,13 @@ def naive(recs, _opts):
     for _, row in bench_rows(recs, "naive"):
         if row.get("path") != "naive":
             continue
-        n, mask = row["kv_len"], row["causal"]
+        n, mask = row.get("kv_len", row["n"]), row["causal"]
         ms = row["time_median_s"] * 1e3 if row.get("time_median_s") else None
         pt = torch_ms(torch.get((n, mask)), "naive")
         print("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, mask, row.get("kernel") or "—", f4(ms) if ms else row.get("status"), f4(pt),
             fr(ratio(pt, ms)),
-            "%.0f" % (row["tflops_useful"] * 1e3) if row.get("tflops_useful") else "—",
+            "%.3g" % row["tflops_useful"] if row.get("tflops_useful") else "—",
             "%.0f" % row["gbps"] if row.get("gbps") else "—",
             fr(row.get("ratio")), check_cell(row)))
     print()
