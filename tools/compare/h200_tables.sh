@@ -8,7 +8,7 @@
 # tables print as markdown, ready for docs/PERFORMANCE.md, and go to
 # $OUT/tables.md; every command's output is kept in $OUT (8 files:
 # device.jsonl, prefill.jsonl, decode.jsonl, fp32.jsonl, naive.jsonl,
-# oom.jsonl, tables.md, log.txt). About 6 minutes on an H200.
+# oom.jsonl, tables.md, log.txt). Each command has a timeout of its own.
 #
 # usage: tools/compare/h200_tables.sh [SECTION...]
 #   on the GPU machine from the repository root, with the build folder and
