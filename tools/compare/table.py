@@ -38,8 +38,11 @@ def record(argv):
     source, label, rc, args = argv[:4]
     text = ""
     if len(argv) > 4:
-        with open(argv[4], errors="replace") as f:
-            text = f.read()
+        try:
+            with open(argv[4], errors="replace") as f:
+                text = f.read()
+        except OSError as ex:  # the command wrote nothing: its status says why
+            text = "(no output: %s)" % ex
     rec = {"source": source, "label": label, "rc": int(rc), "args": args}
     if source == "time_fused":
         rows = load_json_lines(text)
@@ -421,7 +424,7 @@ def fp32(recs, opts):
             check_cell(checks.get((d, N, dtype)))))
     print()
     print("TFLOP/s: 4·B·H·N²·d over the time%s." % (
-        "; the FMA rate: %.1f TFLOP/s (`clattn devices --measure`)" % (fma / 1e12) if fma else ""))
+        "; the FMA rate: %.3g TFLOP/s (`clattn devices --measure`)" % (fma / 1e12) if fma else ""))
 
 
 # --- the naive path --------------------------------------------------------------
