@@ -112,11 +112,11 @@ def main():
     print()
     print("% peak: median over rounds of GFLOP/s / that round's peak. CPU-s GFLOP/s: FLOPs per "
           "CPU-second of the process × the 2 cores (what the kernel does while it holds them). "
-          "Ratios: medians of per-round ratios, wall clock and CPU seconds.")
+          "Ratios: medians of per-round ratios, wall clock and CPU seconds.\n")
     for a, b in pairs:
         w = med([x / y for x, y in zip(res[(a, "clattn")], res[(b, "clattn")])])
         c = med([x / y for x, y in zip(res[(a, "clattn-cpu")], res[(b, "clattn-cpu")])])
-        print("%s / fp32: %.3f (wall), %.3f (CPU seconds)" % (a, w, c))
+        print("- %s / fp32: %.3f (wall), %.3f (CPU seconds)" % (a, w, c))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ done
 note "decode: PyTorch (after)"
 torch decode-after cases "${cases[@]}"
 
-echo "### Decoding"
+echo "### Decoding and chunked prefill"
 echo
 extra=()
 [ -n "${READ_BW:-}" ] && extra=(--read-bw "$READ_BW")
