@@ -2,11 +2,10 @@
 """clattn.attention: numpy arrays (host call) and pyopencl arrays or buffers
 (zero copy, on the caller's queue)."""
 import ctypes
-import math
 
 import numpy as np
 
-from . import _lib
+from . import _args, _lib
 from ._core import CAUSAL, F16, F32, PATH_NAMES, PATHS, check, context_for, \
     context_for_queue, lib
 
@@ -26,10 +25,8 @@ def _options(causal, scale, path, kernel, split_kv):
     if causal not in CAUSAL:
         raise ValueError("causal must be None, 'top-left' or 'bottom-right', not %r" % (causal,))
     opts.causal = CAUSAL[causal]
+    scale = _args.scale(scale)
     if scale is not None:
-        scale = float(scale)
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError("scale must be a positive finite number, not %r" % (scale,))
         opts.scale = scale
     if path not in PATHS:
         raise ValueError("path must be 'auto', 'naive' or 'fused', not %r" % (path,))
@@ -38,11 +35,8 @@ def _options(causal, scale, path, kernel, split_kv):
     check("clattn_fused_kernel_find", L.clattn_fused_kernel_find(str(kernel).encode(),
                                                                  ctypes.byref(k)))
     opts.fused_kernel = k.value
-    split_kv = int(split_kv)
-    if not 0 <= split_kv < 2 ** 32:
-        raise ValueError("split_kv must be 0 (the library's choice) or a count, not %r"
-                         % (split_kv,))
-    opts.split_kv = split_kv
+    opts.split_kv = _args.integer("split_kv (0: the library's choice)", split_kv, 0,
+                                  _args.U32_MAX)
     return opts
 
 
@@ -54,7 +48,9 @@ def _shape(qs, ks, vs, dtype):
         raise ValueError("k %r and v %r must have the same shape" % (tuple(ks), tuple(vs)))
     if qs[0] != ks[0] or qs[3] != ks[3]:
         raise ValueError("q %r and k %r disagree on B or d" % (tuple(qs), tuple(ks)))
-    return _lib.Shape(qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], dtype)
+    dims = (("B", qs[0]), ("H", qs[1]), ("Hkv", ks[1]), ("Nq", qs[2]), ("Nk", ks[2]),
+            ("d", qs[3]))
+    return _lib.Shape(*(_args.integer("shape's " + n, x) for n, x in dims), dtype)
 
 
 def _dtype_code(*arrays):
@@ -100,13 +96,12 @@ def _host_input(x, dtype):
 
 
 def _lens_array(kv_lens, batch):
-    lens = np.ascontiguousarray(np.asarray(kv_lens).astype(np.int64, casting="safe"))
-    if lens.shape != (batch,):
+    """Host kv_lens as the uint32 array the library reads: B lengths, each
+    from 0 to 2**32 - 1 (the library refuses one past Nk)."""
+    if np.ndim(kv_lens) != 1:
         raise ValueError("kv_lens must hold one length per sequence (%d), not shape %r"
-                         % (batch, lens.shape))
-    if (lens < 0).any() or (lens >= 2 ** 32).any():
-        raise ValueError("kv_lens must be non-negative 32-bit counts")
-    return lens.astype(np.uint32)
+                         % (batch, np.shape(kv_lens)))
+    return np.array(_args.lengths("kv_lens", kv_lens, batch, _args.U32_MAX), dtype=np.uint32)
 
 
 def _fill_info(info, run):
@@ -264,7 +259,8 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
         raise TypeError("dtype must be float16 or float32, not %s" % dt)
     if len(shape) != 6:
         raise ValueError("shape is (B, H, Hkv, Nq, Nk, d)")
-    s = _lib.Shape(*(int(x) for x in shape), _DTYPES[dt])
+    s = _lib.Shape(*(_args.integer("shape's " + n, x)
+                     for n, x in zip(("B", "H", "Hkv", "Nq", "Nk", "d"), shape)), _DTYPES[dt])
     opts = _options(causal, scale, path, kernel, split_kv)
     for name, lay in (layouts or {}).items():
         if name not in ("q", "k", "v", "o"):
@@ -272,7 +268,10 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
         if len(lay) != 4:
             raise ValueError("a layout is (batch_stride, head_stride, token_stride, "
                              "byte_offset)")
-        setattr(opts, name + "_layout", _lib.Layout(*(int(x) for x in lay)))
+        setattr(opts, name + "_layout", _lib.Layout(*(
+            _args.integer("layouts[%r]'s %s" % (name, what), x, 0)
+            for what, x in zip(("batch_stride", "head_stride", "token_stride", "byte_offset"),
+                               lay))))
     lens_buf = None
     if kv_lens is not None and hasattr(kv_lens, "int_ptr"):
         lens_buf = kv_lens

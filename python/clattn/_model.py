@@ -2,7 +2,7 @@
 """clattn.predict: the byte model of docs/MODEL.md for a shape on a device."""
 import ctypes
 
-from . import _lib
+from . import _args, _lib
 from ._core import CAUSAL, F16, F32, check, context_for, lib
 
 
@@ -16,6 +16,18 @@ def _estimate(e):
         "largest_buffer": (e.memory.largest_name or b"").decode(),
         "fit": L.clattn_fit_name(e.fit).decode(),
     }
+
+
+def peak_figure(ceilings, code):
+    """The FLOP rate the model prices a dtype at, and whether it is the fp32
+    rate standing in for fp16: a device with no fp16 figure but an fp32 one
+    runs fp16 as half storage with float arithmetic, so the float rate is the
+    roof its kernels meet (the rule of `clattn predict` and `clattn bench`)."""
+    if code != F16:
+        return ceilings.flops_f32, False
+    if not ceilings.flops_f16.source and ceilings.flops_f32.source:
+        return ceilings.flops_f32, True
+    return ceilings.flops_f16, False
 
 
 def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dtype="float16",
@@ -33,25 +45,47 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     result). The fused tiles are the device's choice unless given (64 x 64
     without a device). Decoding: `kv_lens` (one key count per sequence, each
     <= kv_len) and `splits` (split-KV chunks per sequence) are counted as
-    the library runs them; "batch" in the result sums the whole batch."""
+    the library runs them; "batch" in the result sums the whole batch.
+
+    fp16 on a device with no fp16 rate (PoCL's CPU device: half storage,
+    float arithmetic) takes the fp32 rate, as `clattn predict` and `clattn
+    bench` do ("peak_flops_is_fp32" in the result says so).
+
+    Every number is checked first (ValueError or TypeError naming it): the
+    sizes are integers from 1 (block_m, block_n, splits from 0: the
+    device's or the library's choice), each of kv_lens from 0 to kv_len,
+    the figures finite and >= 0."""
     L = lib()
     kv_len = q_len if kv_len is None else kv_len
+    dims = [_args.integer(n, x) for n, x in (("batch", batch), ("heads", heads),
+                                              ("kv_heads", heads if kv_heads is None else kv_heads),
+                                              ("q_len", q_len), ("kv_len", kv_len),
+                                              ("head_dim", head_dim))]
+    batch, heads, kv_heads, q_len, kv_len, head_dim = dims
+    splits = _args.integer("splits", splits, 0, _args.U32_MAX)
+    block_m = _args.integer("block_m", block_m, 0) if block_m is not None else None
+    block_n = _args.integer("block_n", block_n, 0) if block_n is not None else None
     code = {"float16": F16, "fp16": F16, "float32": F32, "fp32": F32}.get(str(dtype))
     if code is None:
         raise TypeError("dtype must be 'float16' or 'float32', not %r" % (dtype,))
     if causal not in CAUSAL:
         raise ValueError("causal must be None, 'top-left' or 'bottom-right', not %r" % (causal,))
+    peak_is_fp32 = False
     problem = _lib.ModelProblem()
     L.clattn_model_default_problem(ctypes.byref(problem))
-    problem.shape = _lib.Shape(batch, heads, kv_heads or heads, q_len, kv_len, head_dim, code)
+    problem.shape = _lib.Shape(batch, heads, kv_heads, q_len, kv_len, head_dim, code)
     problem.causal = CAUSAL[causal]
-    problem.splits = int(splits)
+    problem.splits = splits
     lens = None
     if kv_lens is not None:
-        if len(kv_lens) != batch:
-            raise ValueError("kv_lens needs %d lengths, one per sequence" % batch)
-        lens = (ctypes.c_uint32 * batch)(*[int(x) for x in kv_lens])
+        lens = (ctypes.c_uint32 * batch)(*_args.lengths("kv_lens", kv_lens, batch, kv_len))
         problem.kv_lens = ctypes.cast(lens, ctypes.c_void_p)
+    given = {}
+    for key, value in (figures or {}).items():
+        if key not in dict(_lib.ModelDevice._fields_):
+            raise ValueError("unknown figure %r (known: %s)"
+                             % (key, ", ".join(k for k, _ in _lib.ModelDevice._fields_)))
+        given[key] = _args.figure(key, value, key.endswith("_bytes"))
     dev = _lib.ModelDevice()
     L.clattn_model_default_device(ctypes.byref(dev))
     sources = {}
@@ -70,10 +104,10 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
                                     ctypes.byref(bm), ctypes.byref(bn), None) == 0:
                 # The kernel packs the H / Hkv query heads of a KV head into
                 # its BLOCK_M rows; the model counts one head's rows.
-                group = heads // (kv_heads or heads)
+                group = max(1, heads // kv_heads)
                 problem.block_m = max(1, bm.value // group)
                 problem.block_n = bn.value
-        peak = c.flops_f16 if code == F16 else c.flops_f32
+        peak, peak_is_fp32 = peak_figure(c, code)
         for key, fig in (("capacity_bytes", c.global_mem_bytes),
                          ("max_alloc_bytes", c.max_alloc_bytes), ("cache_bytes", c.cache_bytes),
                          ("bandwidth", c.bandwidth), ("peak_flops", peak),
@@ -81,16 +115,15 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
             if fig.source:
                 setattr(dev, key, type(getattr(dev, key))(fig.value))
                 sources[key] = L.clattn_source_name(fig.source).decode()
-    for key, value in (figures or {}).items():
-        if key not in dict(_lib.ModelDevice._fields_):
-            raise ValueError("unknown figure %r (known: %s)"
-                             % (key, ", ".join(k for k, _ in _lib.ModelDevice._fields_)))
-        setattr(dev, key, type(getattr(dev, key))(value))
+    for key, value in given.items():
+        setattr(dev, key, value)
         sources[key] = "given"
+        if key == "peak_flops":
+            peak_is_fp32 = False
     if block_m:
-        problem.block_m = int(block_m)
+        problem.block_m = block_m
     if block_n:
-        problem.block_n = int(block_n)
+        problem.block_n = block_n
     out = _lib.Prediction()
     check("clattn_model_predict", L.clattn_model_predict(ctypes.byref(problem), ctypes.byref(dev),
                                                          ctypes.byref(out)))
@@ -99,6 +132,7 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
         "device": name,
         "device_figures": {k: getattr(dev, k) for k, _ in _lib.ModelDevice._fields_},
         "figure_sources": sources,
+        "peak_flops_is_fp32": peak_is_fp32,
         "tiles": (problem.block_m, problem.block_n),
         "traffic": {k: getattr(t, k) for k, _ in _lib.Traffic._fields_},
         "naive": _estimate(out.naive),

@@ -196,5 +196,106 @@ class Predict(unittest.TestCase):
             clattn.predict(1, 1, 8, figures={"speed": 1})
 
 
+class Arguments(unittest.TestCase):
+    """Every numeric argument is range-checked before the ctypes call, and
+    the error names it: a ctypes field would store an out-of-range value
+    modulo its width, and a float32 rounds a tiny scale to 0 (which the
+    library reads as 1/sqrt(d))."""
+
+    def setUp(self):
+        rng = np.random.default_rng(7)
+        self.q, self.k, self.v = (ref.random(rng, (1, 2, 5, 8), np.float32) for _ in range(3))
+
+    def raises(self, exc, name, fn, *args, **kw):
+        with self.assertRaises(exc) as e:
+            fn(*args, **kw)
+        self.assertIn(name, str(e.exception))
+
+    def test_scale(self):
+        # What `clattn run --scale` refuses: not a normal float32, not positive.
+        for bad in (1e-50, 5e-46, 1e-40, 0, 0.0, -1.0, float("inf"), float("nan"), 1e39):
+            self.raises(ValueError, "scale", clattn.attention, self.q, self.k, self.v, scale=bad)
+        for bad in ("0.5", True):
+            self.raises(TypeError, "scale", clattn.attention, self.q, self.k, self.v, scale=bad)
+        # A scale a float32 holds is used as given, not replaced by 1/sqrt(d).
+        want, _ = ref.attention(self.q, self.k, self.v, scale=2e-38)
+        o = clattn.attention(self.q, self.k, self.v, scale=2e-38)
+        self.assertLess(np.abs(o - want).max(), 1e-4)
+        o = clattn.attention(self.q, self.k, self.v, scale=np.float32(0.7))
+        want, _ = ref.attention(self.q, self.k, self.v, scale=0.7)
+        self.assertLess(np.abs(o - want).max(), 1e-4)
+
+    def test_attention_counts(self):
+        for bad in (-1, 2 ** 32):
+            self.raises(ValueError, "split_kv", clattn.attention, self.q, self.k, self.v,
+                        split_kv=bad)
+        self.raises(TypeError, "split_kv", clattn.attention, self.q, self.k, self.v, split_kv=1.5)
+        for bad in ([2 ** 33], [-1], [2 ** 70]):
+            self.raises(ValueError, "kv_lens", clattn.attention, self.q, self.k, self.v,
+                        kv_lens=bad)
+        self.raises(TypeError, "kv_lens", clattn.attention, self.q, self.k, self.v,
+                    kv_lens=[2.5])
+        empty = np.zeros((1, 2, 0, 8), np.float32)
+        self.raises(ValueError, "Nq", clattn.attention, empty, self.k, self.v)
+
+    def test_attention_cl_numbers(self):
+        # Checked before the queue or the buffers are used.
+        for shape, name in (((1, 1, 1, 0, 4, 8), "Nq"), ((1, -1, 1, 2, 4, 8), "H"),
+                            ((2 ** 64, 1, 1, 2, 4, 8), "B")):
+            self.raises(ValueError, name, clattn.attention_cl, None, None, None, None, None,
+                        shape=shape, dtype=np.float32)
+        self.raises(TypeError, "d", clattn.attention_cl, None, None, None, None, None,
+                    shape=(1, 1, 1, 2, 4, 8.0), dtype=np.float32)
+        self.raises(ValueError, "token_stride", clattn.attention_cl, None, None, None, None,
+                    None, shape=(1, 1, 1, 2, 4, 8), dtype=np.float32,
+                    layouts={"q": (16, 16, -8, 0)})
+
+    def test_predict_numbers(self):
+        seed = Predict.SEED
+        # kv_lens past 32 bits are refused, not modelled as their low 32 bits.
+        self.raises(ValueError, "kv_lens", clattn.predict, 2, 32, 1, 2 ** 34, 128,
+                    device=False, figures=seed, kv_lens=[1, 2 ** 33])
+        self.raises(ValueError, "kv_lens", clattn.predict, 2, 32, 1, 4096, 128,
+                    device=False, kv_lens=[1, -1])
+        # Each at most kv_len, as `clattn predict --kv-lens` requires.
+        self.raises(ValueError, "kv_lens", clattn.predict, 2, 32, 1, 4096, 128,
+                    device=False, kv_lens=[1, 4097])
+        for name, kw in (("batch", dict(batch=0)), ("heads", dict(heads=-1)),
+                         ("q_len", dict(q_len=0)), ("kv_len", dict(kv_len=0)),
+                         ("head_dim", dict(head_dim=0)), ("kv_heads", dict(kv_heads=0)),
+                         ("batch", dict(batch=2 ** 64)), ("splits", dict(splits=-1)),
+                         ("splits", dict(splits=2 ** 32)), ("block_m", dict(block_m=-64))):
+            args = dict(batch=1, heads=2, q_len=16, kv_len=16, head_dim=64)
+            args.update(kw)
+            self.raises(ValueError, name, clattn.predict, device=False, **args)
+        self.raises(TypeError, "q_len", clattn.predict, 1, 2, 16.5, device=False)
+        self.raises(TypeError, "batch", clattn.predict, True, 2, 16, device=False)
+        for key, bad in (("capacity_bytes", -1), ("capacity_bytes", 2 ** 64),
+                         ("bandwidth", float("inf")), ("peak_flops", float("nan")),
+                         ("launch_latency_s", -1e-6)):
+            self.raises(ValueError, key, clattn.predict, 1, 2, 16, device=False,
+                        figures={key: bad})
+
+    def test_predict_fp16_rate(self):
+        from clattn import _lib, _model
+        F16, F32 = 1, 0
+        c = _lib.Ceilings()
+        c.flops_f32.value, c.flops_f32.source = 1e11, 1
+        # No fp16 figure: the fp32 rate stands in, as the command-line tool does.
+        fig, is_fp32 = _model.peak_figure(c, F16)
+        self.assertEqual((fig.value, is_fp32), (1e11, True))
+        self.assertEqual(_model.peak_figure(c, F32)[0].value, 1e11)
+        c.flops_f16.value, c.flops_f16.source = 5e11, 1
+        fig, is_fp32 = _model.peak_figure(c, F16)
+        self.assertEqual((fig.value, is_fp32), (5e11, False))
+        # On the device: fp16 is priced whenever fp32 is.
+        p32 = clattn.predict(1, 2, 512, head_dim=64, dtype="float32")
+        p16 = clattn.predict(1, 2, 512, head_dim=64, dtype="float16")
+        if "peak_flops" in p32["figure_sources"]:
+            self.assertIn("peak_flops", p16["figure_sources"])
+            self.assertNotEqual(p16["fused"]["bound"], "unknown")
+            self.assertGreater(p16["fused"]["time_s"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
