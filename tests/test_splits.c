@@ -1,7 +1,8 @@
 /*
- * Split-KV's chunk count (src/model/splits.c) against the splits the H200
- * ran (docs/h200/2026-12-01f: `splits N` on each decode row of calls 4-9),
- * and the rules any split must keep.
+ * Split-KV's chunk count (src/model/splits.c) against the splits an H200
+ * ran fastest (tests/perf/time_fused with each split forced on the decode
+ * rows of tools/compare/decode_vs_torch.sh), and the rules any split must
+ * keep.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -95,7 +95,7 @@
  * group prints, when it ends, the global timer (ns) at its start, when its
  * first block was in, after its walk, after its partials were stored,
  * after its arrival and after the merge, with its SM and the chunks it
- * walked: where a decode call's fixed time goes (tools/gpu/trace_decode.py
+ * walked: where a decode call's fixed time goes (tools/gpu/decode_timeline.py
  * reads it). */
 #if TRACE
 static inline ulong trace_now(void)
@@ -271,8 +271,8 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     /* With STEAL the next chunk is taken as the copies enter this one, and
      * read as they leave it: the atomic's latency hides behind the chunk.
      * (Taken later, at the chunk's last block, the kernel ran 0.3-0.5%
-     * slower at B = 8, Nk = 16384 and 65536: call 5 of
-     * docs/h200/2026-12-01e.) */
+     * slower on an H200 at B = 8, H = 32, Hkv = 8, d = 128, Nk = 16384 and
+     * 65536, timed beside this version by tests/perf/time_fused.) */
 #if SPLIT && STEAL
     uint pending = 0;
 #define NEXT_CHUNK(c) ((c) < n_chunks ? splits + warp_read(pending, 0) : n_chunks)

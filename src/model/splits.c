@@ -38,9 +38,9 @@ size_t splits_by_fill(int is_cpu, size_t compute_units, size_t groups, size_t lo
 /* One wave that leaves a few slots idle beats a second, mostly empty one.
  * Groups that take their row tile's chunks in turn even out their own
  * ends, so groups past one wave only add their fixed part (and, past the
- * kernel's own merge, cl/fused/combine.cl's launch): at B = 8 Nk = 65536 on the
- * H200, 16 splits in one wave ran 0.4903 ms, the 33 of two waves 0.5158
- * (docs/h200/2026-12-01f, call 4). */
+ * kernel's own merge, cl/fused/combine.cl's launch): at B = 8 Nk = 65536 on an
+ * H200 (H = 32, Hkv = 8, d = 128, tests/perf/time_fused with the split
+ * forced), 16 splits in one wave ran 0.4903 ms, the 33 of two waves 0.5158. */
 size_t splits_fitted(size_t slots, size_t groups, size_t blocks, size_t fixed, int takes_chunks)
 {
     if (groups == 0 || slots == 0)
