@@ -86,10 +86,15 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
     free(body);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "clCreateProgramWithSource");
-    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose). */
+    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose).
+     * -w keeps the compiler's warnings off the process's stderr (PoCL's
+     * clang prints "N warnings generated." there for every build that has
+     * one: a loop it could not unroll as asked); where
+     * $CLATTN_BUILD_LOG_DIR asks for the build logs, they keep them. */
     char all_options[1024];
-    const char *extra = getenv("CLATTN_BUILD_OPTIONS");
-    snprintf(all_options, sizeof all_options, "%s %s", options, extra ? extra : "");
+    const char *extra = getenv("CLATTN_BUILD_OPTIONS"), *logs = getenv("CLATTN_BUILD_LOG_DIR");
+    snprintf(all_options, sizeof all_options, "%s%s %s", options, logs && *logs ? "" : " -w",
+             extra ? extra : "");
     err = clBuildProgram(prog, 1, &device, all_options, NULL, NULL);
     save_build_log(prog, device, file, all_options);
     if (err != CL_SUCCESS) {
