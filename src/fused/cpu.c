@@ -42,13 +42,6 @@ static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, clattn_dtype 
     return 64 * (2 * dr * dv + dr * bn / 16 + (staged ? bn * dv : 0)) + 4 * dr * bn;
 }
 
-static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
-{
-    (void)dev;
-    (void)c;
-    return NULL; /* OpenCL C 1.2 with float16 vectors: any device */
-}
-
 static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
 {
     (void)c;
@@ -125,10 +118,8 @@ const struct fused_kernel fused_cpu = {
     .id = CLATTN_FUSED_CPU,
     .file = "fused/cpu.cl",
     .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
-    .cannot_run = cannot_run,
     .not_preferred = not_preferred,
-    .candidates = candidates,
-    .n_candidates = sizeof candidates / sizeof candidates[0],
+    FUSED_CANDIDATES(candidates),
     .default_tiles = default_tiles,
     .configure = configure,
     .options = options,

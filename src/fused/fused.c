@@ -84,7 +84,7 @@ done:
 const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k,
                              const struct attention_call *c)
 {
-    const char *why = k->cannot_run(&ctx->dev, c);
+    const char *why = k->cannot_run ? k->cannot_run(&ctx->dev, c) : NULL;
     if (why)
         return why;
     return probe_builds(ctx, k) ? NULL : ctx->fused.probe_failure[k->id];
@@ -304,7 +304,8 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
     char last[200] = "";
     for (size_t i = 0; i < fused_kernel_count; i++) {
         const struct fused_kernel *k = fused_kernels[i];
-        if (k->cannot_run(&ctx->dev, c) || (k->not_preferred && k->not_preferred(&ctx->dev, c)))
+        if ((k->cannot_run && k->cannot_run(&ctx->dev, c)) ||
+            (k->not_preferred && k->not_preferred(&ctx->dev, c)))
             continue; /* not this device's or call's kernel: nothing to say */
         if (!probe_builds(ctx, k)) {
             if (!plan->note[0])

@@ -66,7 +66,7 @@ struct fused_kernel {
     const char *file;       /* its cl/ source */
     const char *summary;    /* one line, for clattn devices */
     /* Why it cannot run call `c` on this device (its shape, layouts), or
-     * NULL; decided before any build. */
+     * NULL; decided before any build. NULL: it runs anything. */
     const char *(*cannot_run)(const struct device_facts *dev, const struct attention_call *c);
     /* Why AUTO should pass it over for `c` on this device though it can run
      * it (a CPU-shaped kernel on a GPU, say), or NULL; may be NULL. Asking
@@ -151,6 +151,11 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
 /* Enqueues cl/fused/combine.cl, which finishes the rows of a split call. */
 int fused_combine(clattn_ctx *ctx, const struct attention_call *call,
                   const struct fused_plan *plan, cl_mem part_o, cl_mem part_ml);
+
+/* A descriptor's tables, their sizes counted: .candidates/.n_candidates and
+ * .params/.n_params. */
+#define FUSED_CANDIDATES(table) .candidates = (table), .n_candidates = sizeof(table) / sizeof((table)[0])
+#define FUSED_PARAMS(table) .params = (table), .n_params = sizeof(table) / sizeof((table)[0])
 
 /* An empty plan of kernel k: every parameter its kernel's choice. */
 void fused_plan_init(struct fused_plan *plan, const struct fused_kernel *k);

@@ -24,13 +24,6 @@ static size_t round_up(size_t x, size_t m)
     return (x + m - 1) / m * m;
 }
 
-static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
-{
-    (void)dev;
-    (void)c;
-    return NULL;
-}
-
 /* Decoding packs few rows per (sequence, key/value head): a tile of that
  * many rows (a power of two, at least 4) with more work-items per row; else
  * the candidates' first fit. */
@@ -92,9 +85,7 @@ const struct fused_kernel fused_portable = {
     .id = CLATTN_FUSED_PORTABLE,
     .file = "fused/portable.cl",
     .summary = "OpenCL C 1.2 tiles with an online softmax, any device",
-    .cannot_run = cannot_run,
-    .candidates = candidates,
-    .n_candidates = sizeof candidates / sizeof candidates[0],
+    FUSED_CANDIDATES(candidates),
     .default_tiles = default_tiles,
     .configure = configure,
     .options = options,

@@ -92,13 +92,6 @@ static size_t local_bytes(size_t bm, size_t bn, const struct layout *l, int kv_s
            4 * bm * l->txs + 8 * bm;
 }
 
-static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
-{
-    (void)dev;
-    (void)c;
-    return NULL; /* OpenCL C 1.2: any device; the tiles decide the rest */
-}
-
 /* CPUs have their own kernel; decoding (a few packed rows per key/value
  * head) would leave most of a tile's rows empty. */
 static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
@@ -195,13 +188,10 @@ const struct fused_kernel fused_tiled = {
     .id = CLATTN_FUSED_TILED,
     .file = "fused/tiled.cl",
     .summary = "register-tiled like a GEMM, OpenCL C 1.2: GPUs of any vendor",
-    .cannot_run = cannot_run,
     .not_preferred = not_preferred,
-    .candidates = candidates,
-    .n_candidates = sizeof candidates / sizeof candidates[0],
+    FUSED_CANDIDATES(candidates),
     .default_tiles = default_tiles,
-    .params = param_defs,
-    .n_params = N_PARAMS,
+    FUSED_PARAMS(param_defs),
     .configure = configure,
     .options = options,
 };
