@@ -120,18 +120,27 @@ static void run_one(struct problem *p, clattn_path path, clattn_fused_kernel ker
     free(lse);
 }
 
+/* --full (the heavy suite): every problem on every kernel at every split;
+ * without it a sample that still runs each kernel, split and problem kind
+ * (the default suite, which must finish on two loaded cores). */
+static int full;
+
 /* The naive path and every fused kernel the device runs, at the library's
- * split and at forced ones. */
+ * split and at forced ones (a sample of the splits but AUTO's without
+ * --full). */
 static void run_everywhere(struct problem *p, const char *what)
 {
     static const uint32_t splits[] = { 0, 1, 3, 7 };
     run_one(p, CLATTN_PATH_NAIVE, CLATTN_FUSED_AUTO, 0, what);
+    if (!full)
+        run_one(p, CLATTN_PATH_FUSED, CLATTN_FUSED_AUTO, 7, what);
     clattn_kernel_info k;
     for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++) {
         if (clattn_fused_kernel_usable(ctx, k.id, &p->s, NULL, 0) != 1)
             continue;
         for (size_t j = 0; j < sizeof splits / sizeof splits[0]; j++)
-            run_one(p, CLATTN_PATH_FUSED, k.id, splits[j], what);
+            if (full || j == (i + p->s.q_len) % 4)
+                run_one(p, CLATTN_PATH_FUSED, k.id, splits[j], what);
     }
 }
 
@@ -143,6 +152,8 @@ static void test_decode_shapes(void **state)
     static const size_t groups[][2] = { { 4, 4 }, { 8, 2 }, { 16, 2 }, { 8, 1 } };
     for (size_t g = 0; g < 4; g++) {
         for (size_t i = 0; i < 4; i++) {
+            if (!full && (g + i) % 2)
+                continue; /* each group size and query count still runs */
             struct problem p;
             char what[96];
             const clattn_dtype dt = (g + i) % 2 ? CLATTN_F16 : CLATTN_F32;
@@ -179,7 +190,7 @@ static void test_many_chunks(void **state)
 {
     (void)state;
     static const size_t dims[] = { 64, 128, 256 };
-    static const uint32_t splits[] = { 2, 33, 100, 256, 33 };
+    static const uint32_t splits[] = { 2, 33, 100, 256, 33 }; /* 33 twice: counters reset */
     static const uint32_t kv[] = { 8200, 0, 1, 4097 };
     static const uint32_t ql[] = { 2, 1, 2, 1 };
     for (size_t i = 0; i < 3; i++) {
@@ -195,6 +206,8 @@ static void test_many_chunks(void **state)
             if (clattn_fused_kernel_usable(ctx, k.id, &p.s, NULL, 0) != 1)
                 continue;
             for (size_t j = 0; j < sizeof splits / sizeof splits[0]; j++) {
+                if (!full && j == 2)
+                    continue;
                 char what[96];
                 snprintf(what, sizeof what, "d=%zu, %u chunks asked", dims[i], splits[j]);
                 run_one(&p, CLATTN_PATH_FUSED, k.id, splits[j], what);
@@ -218,6 +231,8 @@ static void test_sequence_lengths(void **state)
     static const uint32_t ql[] = { 5, 1, 0, 3, 5, 2 };
     for (int causal = 0; causal < 3; causal++) {
         for (int dt = 0; dt < 2; dt++) {
+            if (!full && (causal + dt) % 2)
+                continue; /* each mask and dtype still runs */
             struct problem p;
             problem_init(&p, 6, 8, 2, 5, 300, 48, dt ? CLATTN_F16 : CLATTN_F32,
                          (clattn_causal)causal, 50 + causal * 2 + dt);
@@ -428,8 +443,9 @@ static void test_layouts(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    full = argc > 1 && !strcmp(argv[1], "--full");
     if (clattn_open(&ctx, NULL) < 0) {
         printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
         return 77;
