@@ -69,8 +69,13 @@ static void test_shape_check(void **state)
     assert_non_null(strstr(clattn_last_error_detail(), "multiple"));
     s = ok, s.q_len = 0;
     assert_int_equal(clattn_shape_check(&s), CLATTN_EINVAL);
-    s = ok, s.head_dim = 257;
+    s = ok, s.head_dim = CLATTN_HEAD_DIM_MAX + 1;
     assert_int_equal(clattn_shape_check(&s), CLATTN_EUNSUPPORTED);
+    s = ok, s.head_dim = CLATTN_HEAD_DIM_MAX; /* DeepSeek's MLA: 576 */
+    assert_int_equal(clattn_shape_check(&s), CLATTN_OK);
+    s = ok, s.dtype = CLATTN_BF16;
+    assert_int_equal(clattn_shape_check(&s), CLATTN_OK);
+    assert_int_equal(clattn_dtype_size(CLATTN_BF16), 2);
     s = ok, s.dtype = (clattn_dtype)7;
     assert_int_equal(clattn_shape_check(&s), CLATTN_EINVAL);
     s = ok, s.batch = SIZE_MAX / 2, s.heads = 4, s.kv_heads = 4;

@@ -127,6 +127,237 @@ static void test_half_conversion(void **state)
             assert_int_equal(clattn_f32_to_f16(clattn_f16_to_f32((uint16_t)h)), h);
 }
 
+/* bfloat16: exact bit patterns, rounding to nearest even, NaN kept. */
+static void test_bf16_conversion(void **state)
+{
+    (void)state;
+    assert_int_equal(clattn_f32_to_bf16(1.0f), 0x3f80);
+    assert_int_equal(clattn_f32_to_bf16(-2.0f), 0xc000);
+    assert_true(clattn_bf16_to_f32(0x3f80) == 1.0f);
+    /* 1 + 2^-8 is half-way between 1 and 1 + 2^-7: to even, 1. */
+    assert_int_equal(clattn_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+    assert_int_equal(clattn_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
+    assert_int_equal(clattn_f32_to_bf16(3.0e38f), 0x7f62); /* 0x7f61b1e6: the low half passes 0x8000 */
+    assert_int_equal(clattn_f32_to_bf16(3.4e38f), 0x7f80); /* rounds past the largest: inf */
+    assert_true(isnan(clattn_bf16_to_f32(clattn_f32_to_bf16(NAN))));
+    assert_true(isinf(clattn_bf16_to_f32(clattn_f32_to_bf16(INFINITY))));
+}
+
+/* Softcap on one query and two keys: scores 0 and 3 become 0 and
+ * c tanh(3 / c), c = 2. */
+static void test_softcap(void **state)
+{
+    (void)state;
+    clattn_shape s = { 1, 1, 1, 1, 2, 1, CLATTN_F32 };
+    float q[1] = { 1.0f }, k[2] = { 0.0f, 3.0f }, v[2] = { 1.0f, 0.0f };
+    double o[1], lse[1];
+    clattn_options opts = opts_with(CLATTN_CAUSAL_NONE, 1.0f);
+    opts.softcap = 2.0f;
+    assert_int_equal(clattn_reference_ex(&s, &opts, q, k, v, o, lse), CLATTN_OK);
+    const double capped = 2.0 * tanh(1.5);
+    assert_true(fabs(o[0] - 1.0 / (1.0 + exp(capped))) < 1e-12);
+    assert_true(fabs(lse[0] - log(1.0 + exp(capped))) < 1e-12);
+    opts.softcap = -1.0f;
+    assert_int_equal(clattn_reference(&s, &opts, q, k, v, o), CLATTN_EINVAL);
+    opts.softcap = INFINITY;
+    assert_int_equal(clattn_reference(&s, &opts, q, k, v, o), CLATTN_EINVAL);
+}
+
+/* Random inputs of a shape with every variant's tensors. */
+struct problem {
+    clattn_shape s;
+    float q[2 * 4 * 6 * 5], k[2 * 2 * 9 * 5], v[2 * 2 * 9 * 5];
+};
+
+static void problem_fill(struct problem *p)
+{
+    p->s = (clattn_shape){ 2, 4, 2, 6, 9, 5, CLATTN_F32 };
+    clattn_random_fill(p->q, sizeof p->q / 4, CLATTN_F32, 1);
+    clattn_random_fill(p->k, sizeof p->k / 4, CLATTN_F32, 2);
+    clattn_random_fill(p->v, sizeof p->v / 4, CLATTN_F32, 3);
+}
+
+static void assert_same(const double *a, const double *b, size_t n, double tol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(a[i] - b[i]) <= tol || (isinf(a[i]) && a[i] == b[i])))
+            fail_msg("element %zu: %.17g against %.17g", i, a[i], b[i]);
+}
+
+/* Independent forms of the same function: a sliding window is the boolean
+ * mask of its keys, ALiBi the additive mask of its biases (bottom-right:
+ * i + Nk - Nq - j), a sink one more key of score `sink` and value 0. Both
+ * causal alignments, a ragged kv_lens. */
+static void test_variants_against_masks(void **state)
+{
+    (void)state;
+    struct problem p;
+    problem_fill(&p);
+    const clattn_shape *s = &p.s;
+    const size_t nq = 6, nk = 9, rows = 2 * 4 * nq;
+    double got[2 * 4 * 6 * 5], want[2 * 4 * 6 * 5], lse_got[48], lse_want[48];
+    uint8_t keep[2 * 4 * 6 * 9];
+    float bias[2 * 4 * 6 * 9];
+    const uint32_t kv_lens[2] = { 9, 5 };
+    for (int causal = 0; causal < 3; causal++) {
+        clattn_options win = opts_with((clattn_causal)causal, 0.7f), masked = win;
+        win.window_left = 2;
+        win.window_right = 1;
+        win.kv_lens = masked.kv_lens = kv_lens;
+        for (size_t b = 0; b < 2; b++)
+            for (size_t h = 0; h < 4; h++)
+                for (size_t i = 0; i < nq; i++)
+                    for (size_t j = 0; j < nk; j++) {
+                        const long off = causal == CLATTN_CAUSAL_TOP_LEFT
+                                             ? 0 : (long)kv_lens[b] - (long)nq;
+                        const long at = (long)i + off;
+                        keep[((b * 4 + h) * nq + i) * nk + j] =
+                            (long)j >= at - 2 && (long)j <= at + 1;
+                    }
+        masked.mask = (clattn_mask){ CLATTN_MASK_BOOL, CLATTN_F32, 2, 4, { 0, 0, 0, 0 }, keep };
+        assert_int_equal(clattn_reference_ex(s, &win, p.q, p.k, p.v, got, lse_got), CLATTN_OK);
+        assert_int_equal(clattn_reference_ex(s, &masked, p.q, p.k, p.v, want, lse_want),
+                         CLATTN_OK);
+        assert_same(got, want, sizeof got / sizeof got[0], 1e-14);
+        assert_same(lse_got, lse_want, rows, 1e-14);
+
+        /* ALiBi with slopes per (b, h) against its additive mask, broadcast
+         * over nothing; then one slope per head against a mask broadcast
+         * over the batch (aligned with Nk - Nq, lengths left whole). */
+        float slopes[8];
+        for (int i = 0; i < 8; i++)
+            slopes[i] = 0.1f * (float)(i + 1);
+        clattn_options al = opts_with((clattn_causal)causal, 0.7f), add = al;
+        al.alibi_slopes = slopes;
+        al.alibi_per_sequence = 1;
+        for (size_t b = 0; b < 2; b++)
+            for (size_t h = 0; h < 4; h++)
+                for (size_t i = 0; i < nq; i++)
+                    for (size_t j = 0; j < nk; j++) {
+                        const long off = causal == CLATTN_CAUSAL_TOP_LEFT ? 0 : (long)(nk - nq);
+                        bias[((b * 4 + h) * nq + i) * nk + j] =
+                            -slopes[b * 4 + h] * (float)labs((long)i + off - (long)j);
+                    }
+        add.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_F32, 2, 4, { 0, 0, 0, 0 }, bias };
+        assert_int_equal(clattn_reference_ex(s, &al, p.q, p.k, p.v, got, lse_got), CLATTN_OK);
+        assert_int_equal(clattn_reference_ex(s, &add, p.q, p.k, p.v, want, lse_want),
+                         CLATTN_OK);
+        assert_same(got, want, sizeof got / sizeof got[0], 1e-6);
+        assert_same(lse_got, lse_want, rows, 1e-6);
+        al.alibi_per_sequence = 0;
+        add.mask.batch = 1; /* the first batch's biases serve both */
+        assert_int_equal(clattn_reference_ex(s, &al, p.q, p.k, p.v, got, NULL), CLATTN_OK);
+        assert_int_equal(clattn_reference_ex(s, &add, p.q, p.k, p.v, want, NULL), CLATTN_OK);
+        assert_same(got, want, sizeof got / sizeof got[0], 1e-6);
+    }
+}
+
+/* A sink is a key every row sees, of score `sink` and value 0: one more
+ * key with k = 0 (score 0) and an additive mask of `sink` on it gives the
+ * same rows and LSE. A row that sees nothing else outputs zeros, LSE the
+ * sink. */
+static void test_sinks_as_a_key(void **state)
+{
+    (void)state;
+    const clattn_shape s = { 1, 2, 1, 3, 4, 2, CLATTN_F32 }, s1 = { 1, 2, 1, 3, 5, 2, CLATTN_F32 };
+    float q[12], k[8], v[8], k1[10], v1[10], add[2 * 3 * 5];
+    clattn_random_fill(q, 12, CLATTN_F32, 5);
+    clattn_random_fill(k, 8, CLATTN_F32, 6);
+    clattn_random_fill(v, 8, CLATTN_F32, 7);
+    for (int j = 0; j < 10; j++) { /* key 4 is the sink */
+        k1[j] = j < 8 ? k[j] : 0.0f;
+        v1[j] = j < 8 ? v[j] : 0.0f;
+    }
+    const float sinks[2] = { 0.5f, -1.25f };
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 5; j++)
+                add[(h * 3 + i) * 5 + j] = j == 4 ? sinks[h] : 0.0f;
+    clattn_options with = opts_with(CLATTN_CAUSAL_NONE, 0.9f), key = with;
+    with.sinks = sinks;
+    key.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_F32, 1, 2, { 0, 0, 0, 0 }, add };
+    double got[12], want[12], lg[6], lw[6];
+    assert_int_equal(clattn_reference_ex(&s, &with, q, k, v, got, lg), CLATTN_OK);
+    assert_int_equal(clattn_reference_ex(&s1, &key, q, k1, v1, want, lw), CLATTN_OK);
+    assert_same(got, want, 12, 1e-14);
+    assert_same(lg, lw, 6, 1e-14);
+    const uint32_t none[1] = { 0 };
+    with.kv_lens = none;
+    assert_int_equal(clattn_reference_ex(&s, &with, q, k, v, got, lg), CLATTN_OK);
+    for (int i = 0; i < 12; i++)
+        assert_true(got[i] == 0.0);
+    assert_true(lg[0] == 0.5 && lg[3] == -1.25);
+}
+
+/* An additive mask's -inf hides its key (a fully hidden row is zeros, LSE
+ * -inf), a large finite value does not; fp16 and bf16 masks read as their
+ * values; d_v != d reads V and writes O with d_v columns. */
+static void test_mask_kinds_and_dv(void **state)
+{
+    (void)state;
+    const clattn_shape s = { 1, 1, 1, 2, 3, 2, CLATTN_F32 };
+    float q[4] = { 1, 0, 0, 1 }, k[6] = { 1, 0, 0, 1, 1, 1 }, v[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+    float add[6] = { -INFINITY, -INFINITY, -INFINITY, 0, 0, -INFINITY };
+    clattn_options o = opts_with(CLATTN_CAUSAL_NONE, 1.0f);
+    o.head_dim_v = 3;
+    o.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_F32, 1, 1, { 0, 0, 0, 0 }, add };
+    double out[6], lse[2];
+    assert_int_equal(clattn_reference_ex(&s, &o, q, k, v, out, lse), CLATTN_OK);
+    for (int x = 0; x < 3; x++)
+        assert_true(out[x] == 0.0);
+    assert_true(lse[0] == -INFINITY);
+    /* Row 1 sees keys 0 and 1 with scores 0 and 1: p = (1, e) / (1 + e). */
+    const double e = exp(1.0);
+    for (int x = 0; x < 3; x++)
+        assert_true(fabs(out[3 + x] - (v[x] + e * v[3 + x]) / (1 + e)) < 1e-12);
+    uint16_t h16[6], b16[6];
+    for (int i = 0; i < 6; i++) {
+        h16[i] = clattn_f32_to_f16(add[i]);
+        b16[i] = clattn_f32_to_bf16(add[i]);
+    }
+    double again[6];
+    o.mask.dtype = CLATTN_F16;
+    o.mask.host = h16;
+    assert_int_equal(clattn_reference_ex(&s, &o, q, k, v, again, NULL), CLATTN_OK);
+    assert_same(out, again, 6, 0);
+    o.mask.dtype = CLATTN_BF16;
+    o.mask.host = b16;
+    assert_int_equal(clattn_reference_ex(&s, &o, q, k, v, again, NULL), CLATTN_OK);
+    assert_same(out, again, 6, 0);
+    /* What the checks refuse. */
+    o.mask.dtype = (clattn_dtype)9;
+    assert_int_equal(clattn_reference(&s, &o, q, k, v, out), CLATTN_EINVAL);
+    o.mask.dtype = CLATTN_F32;
+    o.mask.heads = 2; /* 1 or H = 1 */
+    assert_int_equal(clattn_reference(&s, &o, q, k, v, out), CLATTN_EINVAL);
+    o.mask.heads = 1;
+    o.mask.host = NULL;
+    assert_int_equal(clattn_reference(&s, &o, q, k, v, out), CLATTN_EINVAL);
+    o.mask.kind = CLATTN_MASK_NONE;
+    o.window_left = -2;
+    assert_int_equal(clattn_reference(&s, &o, q, k, v, out), CLATTN_EINVAL);
+    o.window_left = -1;
+    o.head_dim_v = 513;
+    assert_int_equal(clattn_reference(&s, &o, q, k, v, out), CLATTN_EUNSUPPORTED);
+}
+
+/* ggml's slopes: 8 heads with max_bias 8 are 2^-1 .. 2^-8; 12 heads take
+ * the 8 of n = 8, then m1 = 2^-0.5 to the odd powers. */
+static void test_alibi_slopes(void **state)
+{
+    (void)state;
+    float sl[12];
+    assert_int_equal(clattn_alibi_slopes(8.0f, 8, sl), CLATTN_OK);
+    for (int h = 0; h < 8; h++)
+        assert_true(fabsf(sl[h] - ldexpf(1.0f, -(h + 1))) < 1e-7f);
+    assert_int_equal(clattn_alibi_slopes(8.0f, 12, sl), CLATTN_OK);
+    for (int h = 8; h < 12; h++)
+        assert_true(fabs(sl[h] - pow(2.0, -0.5 * (2 * (h - 8) + 1))) < 1e-7);
+    assert_int_equal(clattn_alibi_slopes(0.0f, 8, sl), CLATTN_EINVAL);
+    assert_int_equal(clattn_alibi_slopes(8.0f, 0, sl), CLATTN_EINVAL);
+    assert_int_equal(clattn_alibi_slopes(8.0f, 8, NULL), CLATTN_EINVAL);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -150,6 +381,12 @@ int main(void)
         cmocka_unit_test(test_gqa_head_mapping),
         cmocka_unit_test(test_fp16_inputs),
         cmocka_unit_test(test_half_conversion),
+        cmocka_unit_test(test_bf16_conversion),
+        cmocka_unit_test(test_softcap),
+        cmocka_unit_test(test_variants_against_masks),
+        cmocka_unit_test(test_sinks_as_a_key),
+        cmocka_unit_test(test_mask_kinds_and_dv),
+        cmocka_unit_test(test_alibi_slopes),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

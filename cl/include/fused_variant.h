@@ -16,8 +16,25 @@
 #define FUSED_F_SPLIT 8u      /* the keys split into chunks: partial outputs */
 #define FUSED_F_KV_LENS 16u   /* per-sequence key lengths */
 #define FUSED_F_Q_LENS 32u    /* per-sequence query lengths */
+#define FUSED_F_SOFTCAP 64u   /* scores capped: softcap tanh(s / softcap) */
+#define FUSED_F_ALIBI 128u    /* ALiBi: -slope |i + off - j| added */
+#define FUSED_F_WINDOW 256u   /* a sliding window hides keys */
+#define FUSED_F_SINKS 512u    /* each head's sink joins the softmax's denominator */
+#define FUSED_F_MASK 1024u    /* an additive mask (MASK_DTYPE: its storage) */
+#define FUSED_F_MASK_BOOL 2048u /* a boolean mask */
+#define FUSED_F_SCORE_MOD 4096u /* the caller's clattn_score_mod */
+#define FUSED_F_MASK_MOD 8192u  /* the caller's clattn_mask_mod */
+#define FUSED_F_ALIBI_SEQ 16384u /* ALiBi slopes per (sequence, head), not per head */
+
+/* The bits beyond a causal mask, lengths and the split: the variants a
+ * kernel says it takes. */
+#define FUSED_F_VARIANTS                                                                   \
+    (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_WINDOW | FUSED_F_SINKS | FUSED_F_MASK |     \
+     FUSED_F_MASK_BOOL | FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD | FUSED_F_ALIBI_SEQ)
 
 /* X(NAME) for each bit FUSED_F_<NAME>, in order: the build options' names. */
-#define FUSED_VARIANT_BITS(X) X(CAUSAL) X(CAUSAL_BR) X(LSE_OUT) X(SPLIT) X(KV_LENS) X(Q_LENS)
+#define FUSED_VARIANT_BITS(X)                                                              \
+    X(CAUSAL) X(CAUSAL_BR) X(LSE_OUT) X(SPLIT) X(KV_LENS) X(Q_LENS) X(SOFTCAP) X(ALIBI)    \
+    X(WINDOW) X(SINKS) X(MASK) X(MASK_BOOL) X(SCORE_MOD) X(MASK_MOD) X(ALIBI_SEQ)
 
 #endif

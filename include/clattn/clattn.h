@@ -124,8 +124,15 @@ typedef struct clattn_extras {
                            * them on the device) */
     cl_mem q_lens;        /* read when non-NULL: uint32 [B], instead of
                            * opts->q_lens */
+    /* The variants' tensors on the device, instead of opts' host ones
+     * (API 1.1): fp32 ALiBi slopes ([H], or [B, H] with
+     * opts->alibi_per_sequence), fp32 sinks [H], and the mask that
+     * opts->mask describes (its `host` is then ignored). */
+    cl_mem alibi_slopes;
+    cl_mem sinks;
+    cl_mem mask;
 } clattn_extras;
-#define CLATTN_EXTRAS_INIT { sizeof(clattn_extras), NULL, NULL, NULL }
+#define CLATTN_EXTRAS_INIT { sizeof(clattn_extras), NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Sets *extras to CLATTN_EXTRAS_INIT (for bindings that cannot use the
  * macro). NULL-safe. */

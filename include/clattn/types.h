@@ -92,8 +92,10 @@ CLATTN_API unsigned clattn_api_version(void);
 /* ------------------------------------------------------------------ shapes */
 
 typedef enum clattn_dtype {
-    CLATTN_F32 = 0, /* float storage */
-    CLATTN_F16 = 1, /* IEEE half storage; arithmetic accumulates in float */
+    CLATTN_F32 = 0,  /* float storage */
+    CLATTN_F16 = 1,  /* IEEE half storage; arithmetic accumulates in float */
+    CLATTN_BF16 = 2, /* bfloat16 storage (float's top 16 bits, stored rounded to
+                      * nearest even); arithmetic accumulates in float */
 } clattn_dtype;
 
 typedef enum clattn_causal {
@@ -109,13 +111,17 @@ typedef enum clattn_path {
     CLATTN_PATH_FUSED = 2,
 } clattn_path;
 
+/* The largest head dimension a shape may have (DeepSeek's MLA: 576). */
+#define CLATTN_HEAD_DIM_MAX 576
+
 typedef struct clattn_shape {
     size_t batch;    /* B >= 1 */
     size_t heads;    /* H >= 1, query heads */
     size_t kv_heads; /* Hkv >= 1, divides H */
     size_t q_len;    /* Nq >= 1 */
     size_t kv_len;   /* Nk >= 1 */
-    size_t head_dim; /* d, 1..256 */
+    size_t head_dim; /* d, 1..CLATTN_HEAD_DIM_MAX (a kernel may take fewer:
+                      * clattn_fused_kernel_usable) */
     clattn_dtype dtype;
 } clattn_shape;
 
@@ -123,8 +129,8 @@ typedef struct clattn_shape {
 CLATTN_API size_t clattn_dtype_size(clattn_dtype dtype);
 
 /* Checks a shape: every size >= 1, H % Hkv == 0, known dtype (CLATTN_EINVAL),
- * d <= 256 (CLATTN_EUNSUPPORTED), and no element count or byte size
- * overflows (CLATTN_EOVERFLOW). */
+ * d <= CLATTN_HEAD_DIM_MAX (CLATTN_EUNSUPPORTED), and no element count or
+ * byte size overflows (CLATTN_EOVERFLOW). */
 CLATTN_API int clattn_shape_check(const clattn_shape *shape);
 
 /* Elements of Q (= O) and of K (= V) for a valid shape (check it with
@@ -161,6 +167,27 @@ typedef struct clattn_layout {
     size_t token_stride;
     size_t byte_offset;
 } clattn_layout;
+
+/* An additive or boolean mask over the scores (PyTorch's attn_mask), a
+ * tensor [batch, heads, Nq, Nk] with batch 1 or B and heads 1 or H (a mask
+ * of one index along a dimension serves every index there), laid out by
+ * `layout` (its token stride is the stride between query rows; the key
+ * dimension is contiguous; all zero: contiguous). */
+typedef enum clattn_mask_kind {
+    CLATTN_MASK_NONE = 0,
+    CLATTN_MASK_ADD = 1,  /* values of `dtype` added to the scores; -inf hides a key */
+    CLATTN_MASK_BOOL = 2, /* one byte per element: nonzero keeps the key, 0 hides it */
+} clattn_mask_kind;
+
+typedef struct clattn_mask {
+    clattn_mask_kind kind;
+    clattn_dtype dtype;   /* CLATTN_MASK_ADD: F32, F16 or BF16 */
+    size_t batch, heads;  /* 1 or B, 1 or H (0 counts as 1) */
+    clattn_layout layout; /* strides in elements of the mask */
+    const void *host;     /* the mask in host memory (clattn_attention[_ex],
+                           * clattn_reference_ex); device calls take it in
+                           * clattn_extras.mask */
+} clattn_mask;
 
 /* What a call computes beyond the shape. Get one from clattn_default_options
  * and change what you need: it sets struct_size, by which later versions of
@@ -203,6 +230,52 @@ typedef struct clattn_options {
      * clattn_kernel_param_info lists each kernel's parameters and their
      * ranges; an unknown name or a value out of range is CLATTN_EINVAL. */
     const char *kernel_params;
+    /* Attention variants (API 1.1). Each score s = scale q.k of query i and
+     * key j goes, in this order, through:
+     *   - softcap > 0: s = softcap tanh(s / softcap) (Gemma 2's logit softcap,
+     *     FlashAttention's softcap);
+     *   - ALiBi, alibi_slopes non-NULL: s -= slope |i + off - j|, slope the
+     *     query head's (alibi_slopes[h], or alibi_slopes[b H + h] with
+     *     alibi_per_sequence), fp32, host memory (device calls may give
+     *     clattn_extras.alibi_slopes instead); clattn_alibi_slopes turns
+     *     ggml's max_bias into slopes;
+     *   - mask, kind CLATTN_MASK_ADD: s += mask[b, h, i, j];
+     *   - score_mod (OpenCL C, below): s = clattn_score_mod(s, b, h, i, j).
+     * The key is hidden (weight 0) where a causal mask, the sliding window,
+     * a boolean mask, mask_mod or a sequence's length hides it. The window
+     * keeps key j for query i iff i + off - window_left <= j <= i + off +
+     * window_right, -1 leaving that side unbounded (FlashAttention's
+     * window_size; the default, -1 and -1, keeps every key); off is the
+     * causal alignment's offset, 0 top-left and kv_len - q_len bottom-right
+     * (per sequence), and bottom-right without a causal mask, as
+     * FlashAttention aligns its windows and ALiBi. Attention sinks, sinks
+     * non-NULL (host fp32 [H], or clattn_extras.sinks): each query head's
+     * logit joins its rows' softmax denominator and adds no value (gpt-oss,
+     * ggml's sinks), and the LSE. A row that sees no key outputs zeros and
+     * LSE -inf (with a sink, its sink is the whole denominator: zeros, LSE
+     * the sink). */
+    float softcap;
+    const float *alibi_slopes;
+    int alibi_per_sequence;
+    int32_t window_left, window_right;
+    const float *sinks;
+    clattn_mask mask;
+    /* Custom score and mask in OpenCL C, compiled into the kernels built
+     * from source at run time (kernels made at build time, nv-wgmma, refuse
+     * them; AUTO takes the next kernel): score_mod defines
+     *   float clattn_score_mod(float s, uint b, uint h, uint q, uint k)
+     * receiving the score after the built-in variants above (FlexAttention's
+     * score_mod), and mask_mod defines
+     *   bool clattn_mask_mod(uint b, uint h, uint q, uint k)
+     * where false hides the key (FlexAttention's mask_mod; h is the query
+     * head, q and k the query and key positions in the sequence). Either
+     * may be NULL. A snippet that does not compile fails the call with
+     * CLATTN_EBUILD and the build log in the detail. */
+    const char *score_mod;
+    const char *mask_mod;
+    /* V's and O's head dimension when it differs from Q's and K's
+     * (DeepSeek's MLA: 192 and 128, 576 and 512); 0: head_dim. 1..512. */
+    size_t head_dim_v;
 } clattn_options;
 
 /* One parameter a kernel takes in clattn_options.kernel_params
@@ -219,7 +292,7 @@ typedef struct clattn_param_info {
 /* Fills `opts` with defaults: struct_size, no causal mask, scale 1/sqrt(d),
  * path AUTO, fused kernel AUTO, allow_oom 0, use_clblast 1, tiles and
  * splits chosen by the library, no per-sequence lengths, contiguous
- * layouts. */
+ * layouts, no variant (window -1, -1), head_dim_v = head_dim. */
 CLATTN_API void clattn_default_options(clattn_options *opts);
 
 /* What a run did (filled by the attention functions when non-NULL). Fixed
@@ -315,6 +388,16 @@ CLATTN_API int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint
  * prepare fp16 data on the host. */
 CLATTN_API uint16_t clattn_f32_to_f16(float x);
 CLATTN_API float clattn_f16_to_f32(uint16_t h);
+/* bfloat16 <-> float, round to nearest even (NaN stays NaN). */
+CLATTN_API uint16_t clattn_f32_to_bf16(float x);
+CLATTN_API float clattn_bf16_to_f32(uint16_t b);
+
+/* ALiBi slopes from ggml's max_bias for `heads` query heads, written to
+ * slopes[0..heads): with n = 2^floor(log2 heads), m0 = 2^(-max_bias / n),
+ * m1 = 2^(-max_bias / 2 / n), head h < n takes m0^(h + 1) and the others
+ * m1^(2 (h - n) + 1) (ggml's ggml_soft_max_ext). max_bias = 8 gives the
+ * ALiBi paper's slopes for a power of two heads. */
+CLATTN_API int clattn_alibi_slopes(float max_bias, size_t heads, float *slopes);
 
 #ifdef __cplusplus
 }

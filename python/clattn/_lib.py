@@ -31,6 +31,11 @@ class Layout(ctypes.Structure):
                 ("token_stride", c_size), ("byte_offset", c_size)]
 
 
+class Mask(ctypes.Structure):
+    _fields_ = [("kind", c_enum), ("dtype", c_enum), ("batch", c_size), ("heads", c_size),
+                ("layout", Layout), ("host", c_ptr)]
+
+
 class Options(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("causal", c_enum), ("scale", ctypes.c_float),
                 ("path", c_enum), ("fused_kernel", c_enum), ("allow_oom", ctypes.c_int),
@@ -38,7 +43,12 @@ class Options(ctypes.Structure):
                 ("rows_per_item", c_size), ("split_kv", c_u32),
                 ("kv_lens", ctypes.POINTER(c_u32)), ("q_lens", ctypes.POINTER(c_u32)),
                 ("q_layout", Layout), ("k_layout", Layout), ("v_layout", Layout),
-                ("o_layout", Layout), ("kernel_params", ctypes.c_char_p)]
+                ("o_layout", Layout), ("kernel_params", ctypes.c_char_p),
+                ("softcap", ctypes.c_float), ("alibi_slopes", ctypes.POINTER(ctypes.c_float)),
+                ("alibi_per_sequence", ctypes.c_int), ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32), ("sinks", ctypes.POINTER(ctypes.c_float)),
+                ("mask", Mask), ("score_mod", ctypes.c_char_p), ("mask_mod", ctypes.c_char_p),
+                ("head_dim_v", c_size)]
 
 
 class RunInfo(ctypes.Structure):
@@ -49,7 +59,8 @@ class RunInfo(ctypes.Structure):
 
 
 class Extras(ctypes.Structure):
-    _fields_ = [("struct_size", c_size), ("lse", c_ptr), ("kv_lens", c_ptr), ("q_lens", c_ptr)]
+    _fields_ = [("struct_size", c_size), ("lse", c_ptr), ("kv_lens", c_ptr), ("q_lens", c_ptr),
+                ("alibi_slopes", c_ptr), ("sinks", c_ptr), ("mask", c_ptr)]
 
 
 class DeviceEntry(ctypes.Structure):
@@ -126,7 +137,8 @@ class Prediction(ctypes.Structure):
 
 # The structs tests/python/test_layout.py checks against the C headers.
 MIRRORED = {
-    "clattn_shape": Shape, "clattn_layout": Layout, "clattn_options": Options,
+    "clattn_shape": Shape, "clattn_layout": Layout, "clattn_mask": Mask,
+    "clattn_options": Options,
     "clattn_run_info": RunInfo, "clattn_extras": Extras, "clattn_device_entry": DeviceEntry,
     "clattn_figure": Figure, "clattn_ceilings": Ceilings, "clattn_traffic": Traffic,
     "clattn_model_device": ModelDevice, "clattn_memory_plan": MemoryPlan,

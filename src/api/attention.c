@@ -128,7 +128,7 @@ static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const ui
     if (rc < 0 || (rc = ctx_check_last(ctx)) < 0)
         return rc;
     CLATTN_CHECK_ARG(c->num_wait == 0 || c->wait_list);
-    cl_mem owned[2];
+    cl_mem owned[PREPARE_OWNED];
     if ((rc = prepare_lens(ctx, c->shape, c->opts, c, owned)) < 0)
         return rc;
     cl_event last = NULL, *done = c->done;
@@ -142,7 +142,7 @@ static int attention_enqueue(clattn_ctx *ctx, struct attention_call *c, const ui
     c->done = done;
     if (!path_chosen)
         c->fused_plan = NULL;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < PREPARE_OWNED; i++)
         if (owned[i])
             clReleaseMemObject(owned[i]); /* the queue keeps them while in use */
     if (rc < 0 || !last)
@@ -176,6 +176,9 @@ int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape, const cla
         c.lse = ex.lse;
         c.kv_lens = ex.kv_lens;
         c.q_lens = ex.q_lens;
+        c.alibi_slopes = ex.alibi_slopes;
+        c.sinks = ex.sinks;
+        c.mask = ex.mask;
     }
     uint64_t spans[4];
     rc = prepare_call(shape, &e.opts, &c, spans);

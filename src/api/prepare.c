@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "api/prepare.h"
+#include "core/variants.h"
 #include "fused/fused.h"
 
 int prepare_options(const clattn_shape *shape, const clattn_options *opts)
 {
     int rc = clattn_shape_check(shape);
-    if (rc < 0)
+    if (rc < 0 || (rc = variants_check(shape, opts, 0)) < 0)
         return rc;
     if (shape->q_len > INT32_MAX || shape->kv_len > INT32_MAX)
         return clattn_fail(CLATTN_EUNSUPPORTED, "sequence lengths above 2^31 - 1 are not "
@@ -43,21 +44,22 @@ int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
                     struct attention_call *c, uint64_t spans[4])
 {
     const size_t h = s->heads, hk = s->kv_heads, nq = s->q_len, nk = s->kv_len, d = s->head_dim;
+    const size_t dv = variants_head_dim_v(s, opts);
     int rc;
     if ((rc = layout_resolve(&opts->q_layout, s->batch, h, nq, d, s->dtype, "Q", &c->ql,
                              &spans[0])) < 0 ||
         (rc = layout_resolve(&opts->k_layout, s->batch, hk, nk, d, s->dtype, "K", &c->kl,
                              &spans[1])) < 0 ||
-        (rc = layout_resolve(&opts->v_layout, s->batch, hk, nk, d, s->dtype, "V", &c->vl,
+        (rc = layout_resolve(&opts->v_layout, s->batch, hk, nk, dv, s->dtype, "V", &c->vl,
                              &spans[2])) < 0 ||
-        (rc = layout_resolve(&opts->o_layout, s->batch, h, nq, d, s->dtype, "O", &c->ol,
+        (rc = layout_resolve(&opts->o_layout, s->batch, h, nq, dv, s->dtype, "O", &c->ol,
                              &spans[3])) < 0 ||
-        (rc = layout_rows_disjoint(&c->ol, s->batch, h, nq, d, "O")) < 0)
+        (rc = layout_rows_disjoint(&c->ol, s->batch, h, nq, dv, "O")) < 0)
         return rc;
     c->contiguous = layout_is_contiguous(&c->ql, h, nq, d) &&
                     layout_is_contiguous(&c->kl, hk, nk, d) &&
-                    layout_is_contiguous(&c->vl, hk, nk, d) &&
-                    layout_is_contiguous(&c->ol, h, nq, d);
+                    layout_is_contiguous(&c->vl, hk, nk, dv) &&
+                    layout_is_contiguous(&c->ol, h, nq, dv);
     return CLATTN_OK;
 }
 
@@ -127,9 +129,18 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
         return rc;
     if (c->q_lens && (rc = check_buffer(ctx, c->q_lens, "q_lens", s->batch * 4)) < 0)
         return rc;
+    const clattn_options *o = c->opts;
+    const uint64_t slopes = (uint64_t)(o->alibi_per_sequence ? s->batch : 1) * s->heads * 4;
+    uint64_t mask_bytes = 0;
+    if (o->mask.kind != CLATTN_MASK_NONE && (rc = mask_span_bytes(s, &o->mask, &mask_bytes)) < 0)
+        return rc;
+    if ((c->alibi_slopes && (rc = check_buffer(ctx, c->alibi_slopes, "alibi_slopes", slopes)) < 0) ||
+        (c->sinks && (rc = check_buffer(ctx, c->sinks, "sinks", (uint64_t)s->heads * 4)) < 0) ||
+        (c->mask && (rc = check_buffer(ctx, c->mask, "mask", mask_bytes)) < 0))
+        return rc;
     /* The kernels read Q, K, V and the lengths while other work-groups write
      * O and the LSE: no output may share memory with anything else. */
-    struct extent e[7];
+    struct extent e[10];
     const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
     const cl_mem m[4] = { c->q, c->k, c->v, c->o };
     static const char *const names[4] = { "Q", "K", "V", "O" };
@@ -139,9 +150,12 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
             return rc;
     if ((rc = buffer_extent(c->lse, "LSE", 0, rows * 4, 1, &e[4])) < 0 ||
         (rc = buffer_extent(c->kv_lens, "kv_lens", 0, s->batch * 4, 0, &e[5])) < 0 ||
-        (rc = buffer_extent(c->q_lens, "q_lens", 0, s->batch * 4, 0, &e[6])) < 0)
+        (rc = buffer_extent(c->q_lens, "q_lens", 0, s->batch * 4, 0, &e[6])) < 0 ||
+        (rc = buffer_extent(c->alibi_slopes, "alibi_slopes", 0, slopes, 0, &e[7])) < 0 ||
+        (rc = buffer_extent(c->sinks, "sinks", 0, (uint64_t)s->heads * 4, 0, &e[8])) < 0 ||
+        (rc = buffer_extent(c->mask, "mask", 0, mask_bytes, 0, &e[9])) < 0)
         return rc;
-    return extents_disjoint(e, 7);
+    return extents_disjoint(e, 10);
 }
 
 int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
@@ -157,17 +171,17 @@ int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
     e[4] = extent_host("LSE", lse, 0, rows * 4, 1);
     e[5] = extent_host("kv_lens", opts->kv_lens, 0, s->batch * 4, 0);
     e[6] = extent_host("q_lens", opts->q_lens, 0, s->batch * 4, 0);
-    return extents_disjoint(e, 7);
+    return extents_disjoint(e, 7); /* the variants' host tensors are copied before any write */
 }
 
-/* A device copy of a host array of B lengths: created (and so copied)
- * now, released by the caller once the call's commands are enqueued. */
-static int upload(clattn_ctx *ctx, const uint32_t *lens, size_t batch, const char *name,
+/* A device copy of `bytes` of a host array: created (and so copied) now,
+ * released by the caller once the call's commands are enqueued. */
+static int upload(clattn_ctx *ctx, const void *host, uint64_t bytes, const char *name,
                   cl_mem *out)
 {
     cl_int err;
-    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          batch * sizeof *lens, (void *)lens, &err);
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                          (void *)host, &err);
     if (err != CL_SUCCESS) {
         char call[64];
         snprintf(call, sizeof call, "clCreateBuffer(%s)", name);
@@ -176,20 +190,49 @@ static int upload(clattn_ctx *ctx, const uint32_t *lens, size_t batch, const cha
     return CLATTN_OK;
 }
 
-int prepare_lens(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-                 struct attention_call *c, cl_mem owned[2])
+/* The device buffer *slot of a call: the caller's, else a copy of `host`
+ * (into owned), else none; `needed` refuses none. */
+static int device_copy(clattn_ctx *ctx, cl_mem *slot, const void *host, uint64_t bytes,
+                       const char *name, int needed, cl_mem *owned)
 {
-    int rc;
-    owned[0] = owned[1] = NULL;
-    if (!c->kv_lens && opts->kv_lens) {
-        if ((rc = upload(ctx, opts->kv_lens, s->batch, "kv_lens", &owned[0])) < 0)
-            return rc;
-        c->kv_lens = owned[0];
-    }
-    if (!c->q_lens && opts->q_lens) {
-        if ((rc = upload(ctx, opts->q_lens, s->batch, "q_lens", &owned[1])) < 0)
-            return rc;
-        c->q_lens = owned[1];
+    *owned = NULL;
+    if (*slot)
+        return CLATTN_OK;
+    if (!host)
+        return needed ? clattn_fail(CLATTN_EINVAL, "%s: neither a host array in the options "
+                                    "nor a device buffer in the extras", name)
+                      : CLATTN_OK;
+    int rc = upload(ctx, host, bytes, name, owned);
+    if (rc == CLATTN_OK)
+        *slot = *owned;
+    return rc;
+}
+
+int prepare_lens(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                 struct attention_call *c, cl_mem owned[PREPARE_OWNED])
+{
+    for (int i = 0; i < PREPARE_OWNED; i++)
+        owned[i] = NULL;
+    const uint64_t slopes = (uint64_t)(opts->alibi_per_sequence ? s->batch : 1) * s->heads;
+    uint64_t mask_bytes = 0;
+    int rc = CLATTN_OK;
+    if (opts->mask.kind != CLATTN_MASK_NONE)
+        rc = mask_span_bytes(s, &opts->mask, &mask_bytes);
+    if (rc < 0 ||
+        (rc = device_copy(ctx, &c->kv_lens, opts->kv_lens, s->batch * 4, "kv_lens", 0,
+                          &owned[0])) < 0 ||
+        (rc = device_copy(ctx, &c->q_lens, opts->q_lens, s->batch * 4, "q_lens", 0,
+                          &owned[1])) < 0 ||
+        (rc = device_copy(ctx, &c->alibi_slopes, opts->alibi_slopes, slopes * 4,
+                          "alibi_slopes", (c->flags & FUSED_F_ALIBI) != 0, &owned[2])) < 0 ||
+        (rc = device_copy(ctx, &c->sinks, opts->sinks, (uint64_t)s->heads * 4, "sinks",
+                          (c->flags & FUSED_F_SINKS) != 0, &owned[3])) < 0 ||
+        (rc = device_copy(ctx, &c->mask, opts->mask.host, mask_bytes, "mask",
+                          opts->mask.kind != CLATTN_MASK_NONE, &owned[4])) < 0) {
+        for (int i = 0; i < PREPARE_OWNED; i++)
+            if (owned[i])
+                clReleaseMemObject(owned[i]);
+        return rc;
     }
     return CLATTN_OK;
 }
@@ -204,10 +247,21 @@ int prepare_call(const clattn_shape *shape, const clattn_options *opts,
     c->shape = shape;
     c->opts = opts;
     c->scale = opts->scale > 0 ? opts->scale : (float)(1.0 / sqrt((double)shape->head_dim));
+    c->head_dim_v = variants_head_dim_v(shape, opts);
     c->flags = (opts->causal != CLATTN_CAUSAL_NONE ? FUSED_F_CAUSAL : 0u) |
                (opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT ? FUSED_F_CAUSAL_BR : 0u) |
                (c->kv_lens || opts->kv_lens ? FUSED_F_KV_LENS : 0u) |
-               (c->q_lens || opts->q_lens ? FUSED_F_Q_LENS : 0u);
+               (c->q_lens || opts->q_lens ? FUSED_F_Q_LENS : 0u) |
+               (opts->softcap > 0 ? FUSED_F_SOFTCAP : 0u) |
+               (opts->alibi_slopes || c->alibi_slopes ? FUSED_F_ALIBI : 0u) |
+               ((opts->alibi_slopes || c->alibi_slopes) && opts->alibi_per_sequence
+                    ? FUSED_F_ALIBI_SEQ : 0u) |
+               (opts->window_left >= 0 || opts->window_right >= 0 ? FUSED_F_WINDOW : 0u) |
+               (opts->sinks || c->sinks ? FUSED_F_SINKS : 0u) |
+               (opts->mask.kind == CLATTN_MASK_ADD ? FUSED_F_MASK : 0u) |
+               (opts->mask.kind == CLATTN_MASK_BOOL ? FUSED_F_MASK_BOOL : 0u) |
+               (opts->score_mod ? FUSED_F_SCORE_MOD : 0u) |
+               (opts->mask_mod ? FUSED_F_MASK_MOD : 0u);
     c->causal_off = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT
                         ? (int)shape->kv_len - (int)shape->q_len : 0;
     return CLATTN_OK;

@@ -38,9 +38,12 @@ int prepare_host_arrays(const clattn_shape *shape, const clattn_options *opts,
                         const struct attention_call *c, const uint64_t spans[4],
                         const void *const arrays[4], const float *lse);
 
-/* Device copies of opts' host lengths where c has no device buffers; the
- * copies are in owned[0..2) (NULL where none), for the caller to release. */
+/* Device copies of opts' host arrays where c has no device buffers for
+ * them: the lengths, the ALiBi slopes, the sinks and the mask; the copies
+ * are in owned[0..PREPARE_OWNED) (NULL where none), for the caller to
+ * release. CLATTN_EINVAL when a variant's tensor is in neither place. */
+#define PREPARE_OWNED 5
 int prepare_lens(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
-                 struct attention_call *c, cl_mem owned[2]);
+                 struct attention_call *c, cl_mem owned[PREPARE_OWNED]);
 
 #endif

@@ -15,6 +15,7 @@ struct attention_call {
     const clattn_shape *shape;
     const clattn_options *opts;
     float scale;            /* resolved: never 0 */
+    size_t head_dim_v;      /* resolved: V's and O's head dimension */
     unsigned flags;         /* the variant: FUSED_F_* of cl/include/fused_variant.h
                              * (mask, LSE out, per-sequence lengths) */
     int causal_off;         /* the bottom-right offset without per-sequence
@@ -24,6 +25,7 @@ struct attention_call {
     int contiguous;         /* every layout is the contiguous one */
     cl_mem lse;             /* fp32 [B, H, Nq] out, or NULL */
     cl_mem kv_lens, q_lens; /* uint32 [B], or NULL */
+    cl_mem alibi_slopes, sinks, mask; /* the variants' device tensors, or NULL */
     cl_uint num_wait;
     const cl_event *wait_list;
     cl_event *done;         /* may be NULL */

@@ -53,3 +53,21 @@ float clattn_f16_to_f32(uint16_t h)
     memcpy(&out, &u, 4);
     return out;
 }
+
+uint16_t clattn_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* a NaN stays one (quiet) */
+    u += 0x7fffu + ((u >> 16) & 1u);          /* round to nearest even; carries to inf */
+    return (uint16_t)(u >> 16);
+}
+
+float clattn_bf16_to_f32(uint16_t b)
+{
+    const uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}

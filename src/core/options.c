@@ -18,6 +18,8 @@ void clattn_default_options(clattn_options *opts)
     opts->path = CLATTN_PATH_AUTO;
     opts->fused_kernel = CLATTN_FUSED_AUTO;
     opts->use_clblast = 1;
+    opts->window_left = -1;
+    opts->window_right = -1;
 }
 
 int options_resolve(const clattn_options *in, clattn_options *out)

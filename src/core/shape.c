@@ -7,6 +7,7 @@ size_t clattn_dtype_size(clattn_dtype dtype)
     switch (dtype) {
     case CLATTN_F32: return 4;
     case CLATTN_F16: return 2;
+    case CLATTN_BF16: return 2;
     }
     return 0;
 }
@@ -24,8 +25,9 @@ int clattn_shape_check(const clattn_shape *s)
     if (s->heads % s->kv_heads)
         return clattn_fail(CLATTN_EINVAL, "H=%zu is not a multiple of Hkv=%zu", s->heads,
                            s->kv_heads);
-    if (s->head_dim > 256)
-        return clattn_fail(CLATTN_EUNSUPPORTED, "head dim d=%zu > 256", s->head_dim);
+    if (s->head_dim > CLATTN_HEAD_DIM_MAX)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "head dim d=%zu > %d", s->head_dim,
+                           CLATTN_HEAD_DIM_MAX);
     e = clattn_dtype_size(s->dtype);
     if (!e)
         return clattn_fail(CLATTN_EINVAL, "unknown dtype %d", (int)s->dtype);

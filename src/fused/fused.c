@@ -81,10 +81,44 @@ done:
     return rc >= 0;
 }
 
+/* The variant a call asks that kernel k does not take, by name, or NULL. */
+static const char *variant_missing(const struct fused_kernel *k, const struct attention_call *c)
+{
+    static const struct {
+        unsigned bit;
+        const char *why;
+    } names[] = {
+        { FUSED_F_SOFTCAP, "takes no softcap" },
+        { FUSED_F_ALIBI, "takes no ALiBi" },
+        { FUSED_F_ALIBI_SEQ, "takes no ALiBi slopes per sequence" },
+        { FUSED_F_WINDOW, "takes no sliding window" },
+        { FUSED_F_SINKS, "takes no attention sinks" },
+        { FUSED_F_MASK, "takes no additive mask" },
+        { FUSED_F_MASK_BOOL, "takes no boolean mask" },
+        { FUSED_F_SCORE_MOD, "takes no score_mod snippet (it is not built from source)" },
+        { FUSED_F_MASK_MOD, "takes no mask_mod snippet (it is not built from source)" },
+    };
+    const unsigned missing = c->flags & FUSED_F_VARIANTS & ~k->variants;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (missing & names[i].bit)
+            return names[i].why;
+    const unsigned dtypes = k->dtypes ? k->dtypes
+                                      : FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16);
+    if (!(dtypes & FUSED_DTYPE(c->shape->dtype)))
+        return c->shape->dtype == CLATTN_BF16 ? "takes no bf16 storage"
+                                              : "takes no storage of this dtype";
+    if (c->head_dim_v != c->shape->head_dim && !k->takes_dv)
+        return "takes no V head dimension other than d";
+    return NULL;
+}
+
 const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k,
                              const struct attention_call *c)
 {
-    const char *why = k->cannot_run ? k->cannot_run(&ctx->dev, c) : NULL;
+    const char *why = variant_missing(k, c);
+    if (why)
+        return why;
+    why = k->cannot_run ? k->cannot_run(&ctx->dev, c) : NULL;
     if (why)
         return why;
     return probe_builds(ctx, k) ? NULL : ctx->fused.probe_failure[k->id];
@@ -245,6 +279,7 @@ static int plan_key(const struct attention_call *c, struct fused_plan_key *key)
     key->shape.batch = s->batch, key->shape.heads = s->heads, key->shape.kv_heads = s->kv_heads;
     key->shape.q_len = s->q_len, key->shape.kv_len = s->kv_len, key->shape.head_dim = s->head_dim;
     key->shape.dtype = s->dtype;
+    key->head_dim_v = c->head_dim_v;
     key->flags = c->flags;
     key->ql = c->ql, key->kl = c->kl, key->vl = c->vl, key->ol = c->ol;
     key->kernel = o->fused_kernel;
@@ -304,7 +339,7 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
     char last[200] = "";
     for (size_t i = 0; i < fused_kernel_count; i++) {
         const struct fused_kernel *k = fused_kernels[i];
-        if ((k->cannot_run && k->cannot_run(&ctx->dev, c)) ||
+        if (variant_missing(k, c) || (k->cannot_run && k->cannot_run(&ctx->dev, c)) ||
             (k->not_preferred && k->not_preferred(&ctx->dev, c)))
             continue; /* not this device's or call's kernel: nothing to say */
         if (!probe_builds(ctx, k)) {

@@ -20,6 +20,7 @@ enum { PROBE_UNTRIED = 0, PROBE_BUILDS = 1, PROBE_FAILED = -1 };
 #define FUSED_MEMO_PARAMS_MAX 128
 struct fused_plan_key {
     clattn_shape shape;
+    size_t head_dim_v;
     unsigned flags;
     struct tensor_layout ql, kl, vl, ol;
     clattn_fused_kernel kernel;

@@ -65,6 +65,13 @@ struct fused_kernel {
     clattn_fused_kernel id; /* the public enum value */
     const char *file;       /* its cl/ source */
     const char *summary;    /* one line, for clattn devices */
+    /* What it takes beyond a causal mask, lengths and the split: the
+     * FUSED_F_* variant bits (FUSED_F_VARIANTS), the storage dtypes (bits
+     * 1 << dtype), and whether V's head dimension may differ from d. The
+     * path refuses a call asking for more, naming it, before cannot_run. */
+    unsigned variants;
+    unsigned dtypes;
+    int takes_dv;
     /* Why it cannot run call `c` on this device (its shape, layouts), or
      * NULL; decided before any build. NULL: it runs anything. */
     const char *(*cannot_run)(const struct device_facts *dev, const struct attention_call *c);
@@ -154,6 +161,9 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *call,
 
 /* A descriptor's tables, their sizes counted: .candidates/.n_candidates and
  * .params/.n_params. */
+/* The dtypes bit of `dtype` (struct fused_kernel's dtypes). */
+#define FUSED_DTYPE(dtype) (1u << (dtype))
+
 #define FUSED_CANDIDATES(table) .candidates = (table), .n_candidates = sizeof(table) / sizeof((table)[0])
 #define FUSED_PARAMS(table) .params = (table), .n_params = sizeof(table) / sizeof((table)[0])
 

@@ -66,13 +66,31 @@ static uint64_t packed_bytes(const clattn_shape *s, int i)
     return (i == 1 || i == 2 ? clattn_shape_kv_elems(s) : clattn_shape_q_elems(s)) * e;
 }
 
+/* The variants the naive path's kernels take (FUSED_F_* bits). */
+#define NAIVE_VARIANTS 0u
+
+int naive_cannot_run(const struct attention_call *c)
+{
+    if (c->flags & FUSED_F_VARIANTS & ~NAIVE_VARIANTS)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no softcap, ALiBi, window, "
+                           "sinks, mask or snippets: the fused path does");
+    if (c->shape->dtype == CLATTN_BF16)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no bf16 storage");
+    if (c->head_dim_v != c->shape->head_dim)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no V head dimension "
+                           "other than d");
+    return CLATTN_OK;
+}
+
 int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t *bytes)
 {
     const clattn_shape *s = c->shape;
     struct gemm_desc qk, pv;
     uint64_t a = 0, b = 0;
     int params[NAIVE_PARAMS];
-    int rc = naive_params_of(c->opts, params);
+    int rc = naive_cannot_run(c);
+    if (rc < 0 || (rc = naive_params_of(c->opts, params)) < 0)
+        return rc;
     if (rc < 0)
         return rc;
     naive_gemms(s, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, &qk, &pv);
@@ -258,8 +276,8 @@ int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     cl_mem scores = NULL, probs = NULL, ops[4];
     cl_int err;
     int params[NAIVE_PARAMS];
-    int rc = naive_params_of(c->opts, params);
-    if (rc < 0)
+    int rc = naive_cannot_run(c);
+    if (rc < 0 || (rc = naive_params_of(c->opts, params)) < 0)
         return rc;
 
     char names[48];

@@ -37,6 +37,10 @@ int naive_extra_bytes(clattn_ctx *ctx, const struct attention_call *c, uint64_t 
 
 int naive_enqueue(clattn_ctx *ctx, const struct attention_call *call);
 
+/* CLATTN_EUNSUPPORTED naming what call `c` asks that the naive path does not
+ * do, or CLATTN_OK. */
+int naive_cannot_run(const struct attention_call *c);
+
 /* Frees S and P. */
 void naive_state_release(struct naive_state *state);
 

@@ -10,9 +10,11 @@ void clattn_tolerance(clattn_dtype dtype, double *max_abs, double *rel_l2)
 {
     /* fp32: float accumulation over at most a few thousand terms.
      * fp16: the output is rounded to half (2^-11 relative), and the naive
-     * path also rounds S (absolute error |S| 2^-11 in the logits) and P. */
-    double a = dtype == CLATTN_F16 ? 4e-3 : 1e-4;
-    double r = dtype == CLATTN_F16 ? 2e-3 : 1e-5;
+     * path also rounds S (absolute error |S| 2^-11 in the logits) and P.
+     * bf16: the same with 8 bits of mantissa (2^-9 relative): O's rounding,
+     * and P rounded for the tensor cores' P V. */
+    double a = dtype == CLATTN_F16 ? 4e-3 : dtype == CLATTN_BF16 ? 3e-2 : 1e-4;
+    double r = dtype == CLATTN_F16 ? 2e-3 : dtype == CLATTN_BF16 ? 1.6e-2 : 1e-5;
     if (max_abs)
         *max_abs = a;
     if (rel_l2)
@@ -31,8 +33,9 @@ int clattn_compare(const clattn_shape *s, const void *out, const double *ref, do
     double worst = 0.0, diff2 = 0.0, ref2 = 0.0;
     size_t nans = 0;
     for (size_t i = 0; i < n; i++) {
-        double x = s->dtype == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)out)[i])
-                                          : ((const float *)out)[i];
+        double x = s->dtype == CLATTN_F16    ? clattn_f16_to_f32(((const uint16_t *)out)[i])
+                   : s->dtype == CLATTN_BF16 ? clattn_bf16_to_f32(((const uint16_t *)out)[i])
+                                             : ((const float *)out)[i];
         if (isnan(x)) {
             nans++;
             continue;
@@ -54,7 +57,7 @@ int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(data || n == 0);
-    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16 || dtype == CLATTN_BF16);
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
     for (size_t i = 0; i < n; i++) {
         /* xorshift64*: cheap, and plenty for test data. */
@@ -66,6 +69,8 @@ int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
         float f = ((float)(r >> 40) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
         if (dtype == CLATTN_F16)
             ((uint16_t *)data)[i] = clattn_f32_to_f16(f);
+        else if (dtype == CLATTN_BF16)
+            ((uint16_t *)data)[i] = clattn_f32_to_bf16(f);
         else
             ((float *)data)[i] = f;
     }
@@ -76,8 +81,9 @@ int clattn_random_fill(void *data, size_t n, clattn_dtype dtype, uint64_t seed)
 /* Element i of a `dtype` array as a float. */
 static float element(const void *a, size_t i, clattn_dtype dtype)
 {
-    return dtype == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)a)[i])
-                               : ((const float *)a)[i];
+    return dtype == CLATTN_F16    ? clattn_f16_to_f32(((const uint16_t *)a)[i])
+           : dtype == CLATTN_BF16 ? clattn_bf16_to_f32(((const uint16_t *)a)[i])
+                                  : ((const float *)a)[i];
 }
 
 int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1, const float *lse1,
@@ -85,7 +91,7 @@ int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1, cons
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG((o1 && lse1 && o2 && lse2 && o && lse) || rows == 0);
-    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16 || dtype == CLATTN_BF16);
     CLATTN_CHECK_ARG(d >= 1);
     size_t ob, lb;
     if (mul_overflows(rows, d, &ob) || mul_overflows(ob, clattn_dtype_size(dtype), &ob) ||
@@ -119,6 +125,8 @@ int clattn_merge(size_t rows, size_t d, clattn_dtype dtype, const void *o1, cons
                                              wb * element(o2, i, dtype)) / sum;
             if (dtype == CLATTN_F16)
                 ((uint16_t *)o)[i] = clattn_f32_to_f16((float)out);
+            else if (dtype == CLATTN_BF16)
+                ((uint16_t *)o)[i] = clattn_f32_to_bf16((float)out);
             else
                 ((float *)o)[i] = (float)out;
         }

@@ -2,21 +2,24 @@
 /*
  * CPU reference: attention in double precision, straight from the
  * definition, with the device paths' semantics (GQA head mapping, both causal
- * alignments, zero output for a query that sees no key, scores held in
- * fp32's range, IEEE propagation of NaN and infinities: see
- * clattn_reference in clattn/types.h). Slow on purpose: its only job is to be
- * obviously right.
+ * alignments, sliding windows, softcap, ALiBi, masks, sinks, d_v != d, zero
+ * output for a query that sees no key, scores held in fp32's range, IEEE
+ * propagation of NaN and infinities: see clattn_reference in
+ * clattn/types.h). Slow on purpose: its only job is to be obviously right.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "core/error.h"
 #include "core/options.h"
+#include "core/variants.h"
 
 static double load(const void *base, size_t i, clattn_dtype dtype)
 {
     if (dtype == CLATTN_F16)
         return clattn_f16_to_f32(((const uint16_t *)base)[i]);
+    if (dtype == CLATTN_BF16)
+        return clattn_bf16_to_f32(((const uint16_t *)base)[i]);
     return ((const float *)base)[i];
 }
 
@@ -33,51 +36,108 @@ static double held_score(double score)
     return score;
 }
 
-/* One query row of one head: softmax over the visible keys [0, last], then
- * P V; returns the row's log-sum-exp. */
-static double reference_row(const clattn_shape *s, const void *q, const void *k, const void *v,
-                            size_t q_off, size_t kv_off, long last, double scale,
-                            double *scores, double *out)
+/* One query's view of the keys: the window [first, last] (empty when
+ * last < first), the alignment offset, and where its variants' values are. */
+struct query {
+    size_t b, h, i;
+    long first, last, off;
+    double slope;     /* ALiBi's, or 0 */
+    double sink;      /* the head's sink logit, or -inf */
+};
+
+/* The mask's value at (b, h, i, j), added to the score (0 for a boolean
+ * mask); 1 in *hidden where it hides the key (a false boolean, an additive
+ * -inf: the key then weighs nothing, as one outside the window). */
+static double mask_value(const clattn_shape *s, const clattn_mask *m, const struct query *q,
+                         long j, int *hidden)
 {
-    const size_t d = s->head_dim;
-    for (size_t x = 0; x < d; x++)
+    const size_t at = mask_element(s, m, q->b, q->h, q->i, (size_t)j);
+    if (m->kind == CLATTN_MASK_BOOL) {
+        *hidden = !((const uint8_t *)m->host)[at];
+        return 0.0;
+    }
+    const double x = load(m->host, at, m->dtype);
+    *hidden = x == -INFINITY;
+    return x;
+}
+
+/* The score of key j after the variants, in fp32's range; *hidden as
+ * mask_value. */
+static double score_of(const clattn_shape *s, const clattn_options *o, const struct query *q,
+                       double dot, long j, int *hidden)
+{
+    double x = held_score(dot);
+    *hidden = 0;
+    if (o->softcap > 0)
+        x = o->softcap * tanh(x / o->softcap);
+    if (q->slope != 0)
+        x -= q->slope * fabs((double)((long)q->i + q->off - j));
+    if (o->mask.kind != CLATTN_MASK_NONE)
+        x += mask_value(s, &o->mask, q, j, hidden);
+    return x;
+}
+
+/* One query row: softmax over the visible keys (and the sink) of the
+ * variants' scores, then P V into out[0..d_v); returns the row's LSE.
+ * scores and hidden have room for Nk keys. */
+static double reference_row(const clattn_shape *s, const clattn_options *o, const void *q,
+                            const void *k, const void *v, size_t q_off, size_t k_off,
+                            size_t v_off, const struct query *row, double scale, double *scores,
+                            unsigned char *hidden, double *out)
+{
+    const size_t d = s->head_dim, dv = variants_head_dim_v(s, o);
+    for (size_t x = 0; x < dv; x++)
         out[x] = 0.0;
-    if (last < 0)
-        return -INFINITY;
-    double mx = -INFINITY;
-    for (long j = 0; j <= last; j++) {
+    double mx = row->sink;
+    long seen = 0;
+    for (long j = row->first; j <= row->last; j++) {
         double dot = 0.0;
+        int h;
         for (size_t x = 0; x < d; x++)
-            dot += load(q, q_off + x, s->dtype) * load(k, kv_off + (size_t)j * d + x, s->dtype);
-        scores[j] = held_score(dot * scale);
+            dot += load(q, q_off + x, s->dtype) * load(k, k_off + (size_t)j * d + x, s->dtype);
+        scores[j] = score_of(s, o, row, dot * scale, j, &h);
+        hidden[j] = (unsigned char)h;
+        if (h)
+            continue; /* a hidden key weighs nothing, as one outside the window */
+        seen++;
         if (scores[j] > mx)
             mx = scores[j];
     }
-    double sum = 0.0;
-    for (long j = 0; j <= last; j++) {
-        scores[j] = exp(scores[j] - mx);
+    if (!seen)
+        return row->sink; /* zeros; the sink alone, or -inf */
+    /* IEEE from here: a NaN or +inf score, or every seen score and the sink
+     * -inf, makes the row NaN. */
+    double sum = row->sink == -INFINITY ? 0.0 : exp(row->sink - mx);
+    for (long j = row->first; j <= row->last; j++) {
+        scores[j] = hidden[j] ? 0.0 : exp(scores[j] - mx);
         sum += scores[j];
     }
-    for (long j = 0; j <= last; j++) {
-        double p = scores[j] / sum;
-        for (size_t x = 0; x < d; x++)
-            out[x] += p * load(v, kv_off + (size_t)j * d + x, s->dtype);
+    for (long j = row->first; j <= row->last; j++) {
+        if (hidden[j])
+            continue; /* its V is never read */
+        const double p = scores[j] / sum;
+        for (size_t x = 0; x < dv; x++)
+            out[x] += p * load(v, v_off + (size_t)j * dv + x, s->dtype);
     }
     return mx + log(sum);
 }
 
-/* The last key query i of sequence b sees, or -1. */
-static long last_visible(const clattn_shape *s, const clattn_options *opts, size_t b, size_t i)
+/* Which keys query i of sequence b sees before masks: [first, last]. */
+static void window_of(const clattn_shape *s, const clattn_options *opts, size_t b, size_t i,
+                      struct query *q)
 {
     const long kv_len = opts->kv_lens ? (long)opts->kv_lens[b] : (long)s->kv_len;
     const long q_len = opts->q_lens ? (long)opts->q_lens[b] : (long)s->q_len;
-    if ((long)i >= q_len)
-        return -1;
-    long last = kv_len - 1;
-    const long offset = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT ? kv_len - q_len : 0;
-    if (opts->causal != CLATTN_CAUSAL_NONE && (long)i + offset < last)
-        last = (long)i + offset;
-    return last;
+    q->off = opts->causal == CLATTN_CAUSAL_TOP_LEFT ? 0 : kv_len - q_len;
+    q->first = 0;
+    q->last = (long)i < q_len ? kv_len - 1 : -1;
+    const long at = (long)i + q->off;
+    if (opts->causal != CLATTN_CAUSAL_NONE && at < q->last)
+        q->last = at;
+    if (opts->window_right >= 0 && at + opts->window_right < q->last)
+        q->last = at + opts->window_right;
+    if (opts->window_left >= 0 && at - opts->window_left > q->first)
+        q->first = at - opts->window_left;
 }
 
 int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const void *q,
@@ -96,24 +156,42 @@ int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const
         CLATTN_CHECK_ARG(!opts->kv_lens || opts->kv_lens[b] <= s->kv_len);
         CLATTN_CHECK_ARG(!opts->q_lens || opts->q_lens[b] <= s->q_len);
     }
+    if ((rc = variants_check(s, opts, 1)) < 0)
+        return rc;
+    if (opts->score_mod || opts->mask_mod)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the CPU reference cannot run OpenCL C "
+                           "score_mod / mask_mod snippets");
     double *scores = malloc(s->kv_len * sizeof *scores);
-    if (!scores)
+    unsigned char *hidden = malloc(s->kv_len);
+    if (!scores || !hidden) {
+        free(scores);
+        free(hidden);
         return clattn_fail(CLATTN_ENOMEM, "reference scores (%zu doubles)", s->kv_len);
+    }
     const double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)s->head_dim);
     const size_t group = s->heads / s->kv_heads, d = s->head_dim;
+    const size_t dv = variants_head_dim_v(s, opts);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t h = 0; h < s->heads; h++) {
-            size_t kv_head = b * s->kv_heads + h / group;
+            const size_t kv_head = b * s->kv_heads + h / group;
             for (size_t i = 0; i < s->q_len; i++) {
-                size_t row = (b * s->heads + h) * s->q_len + i;
-                double l = reference_row(s, q, k, v, row * d, kv_head * s->kv_len * d,
-                                         last_visible(s, opts, b, i), scale, scores, o + row * d);
+                const size_t row = (b * s->heads + h) * s->q_len + i;
+                struct query qr = { b, h, i, 0, 0, 0, 0.0, -INFINITY };
+                window_of(s, opts, b, i, &qr);
+                if (opts->alibi_slopes)
+                    qr.slope = opts->alibi_slopes[(opts->alibi_per_sequence ? b * s->heads : 0) + h];
+                if (opts->sinks)
+                    qr.sink = opts->sinks[h];
+                const double l = reference_row(s, opts, q, k, v, row * d, kv_head * s->kv_len * d,
+                                               kv_head * s->kv_len * dv, &qr, scale, scores,
+                                               hidden, o + row * dv);
                 if (lse)
                     lse[row] = l;
             }
         }
     }
     free(scores);
+    free(hidden);
     return CLATTN_OK;
 }
 
