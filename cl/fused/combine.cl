@@ -19,10 +19,12 @@
  * decode, B = 1 Nk = 131072, spent 10.7 us here with one part and 8.8 with
  * 8: src/fused/launch.c takes 8 on a GPU).
  *
- * Build options: -DD=<head dim> -DWG=<work-items, a power of two >= D>
+ * Build options: -DD=<head dim of O> -DWG=<work-items, a power of two >= D>
  * -DPARTS=<WG / COLS_WG: 1, 2, 4 or 8> -DCHUNKS_MAX=<most chunks a call has>
- * -DCAUSAL -DCAUSAL_BR -DKV_LENS -DQ_LENS -DLSE_OUT (0|1 each), -DDTYPE_F16
- * (optional).
+ * and the call's variant (cl/include/fused_variant.h: -DCAUSAL ... 0|1
+ * each), -DDTYPE_F16 or -DDTYPE_BF16 (optional). The window's sides and
+ * the sinks come as arguments (a sink joins the merged denominator here,
+ * once, not in each chunk).
  */
 #ifndef PARTS
 #define PARTS 1
@@ -30,6 +32,7 @@
 #define COLS_WG (WG / PARTS) /* work-items per part: a power of two >= D */
 #include "dtype.clh"
 #include "fused_finish.clh"
+#include "fused_variant.h"
 
 
 /* Work-group reduction of one value per work-item (max or sum), through
@@ -54,7 +57,8 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
                        __global const float *part_ml, __global const uint *kv_lens,
                        __global const uint *q_lens, const ulong o_off, const ulong o_sb,
                        const ulong o_sh, const ulong o_st, const uint batch, const uint n_q,
-                       const uint n_k, const uint heads, const uint splits)
+                       const uint n_k, const uint heads, const uint splits, const int win_left,
+                       const int win_right, __global const float *sinks)
 {
     __local float scratch[WG];
     /* 2^(m_s - max), chunk s's weight; -1 for a chunk that saw no key (m_s
@@ -71,15 +75,20 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
 #if Q_LENS
     q_len = min(q_lens[b], n_q);
 #endif
-    long end = kv_len;
+    /* The row's keys [begin, end): fused_grid.clh's rule (the causal mask
+     * and the window, aligned top-left or bottom-right). */
+    const long align = CAUSAL && !CAUSAL_BR ? 0 : (long)kv_len - (long)q_len;
+    long end = kv_len, begin = 0;
 #if CAUSAL
-#if CAUSAL_BR
-    end = min(end, (long)i + ((long)kv_len - (long)q_len) + 1);
-#else
-    end = min(end, (long)i + 1);
+    end = min(end, (long)i + align + 1);
 #endif
+#if WINDOW
+    if (win_right >= 0)
+        end = min(end, (long)i + align + win_right + 1);
+    if (win_left >= 0)
+        begin = max(begin, (long)i + align - win_left);
 #endif
-    const int live = i < q_len, sees_key = live && end > 0;
+    const int live = i < q_len;
 
     float mx = -INFINITY;
     for (uint s = x; s < splits; s += WG)
@@ -95,6 +104,10 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
             l += part_ml[2 * (s * rows + row) + 1] * w;
     }
     l = group_reduce(l, 0, scratch, x); /* its barriers publish weight[] too */
+    /* Where the variants hide keys one by one, a row sees a key when one of
+     * its chunks did. */
+    const int sees_key = live && end > begin &&
+                         (!(MASK || MASK_BOOL || MASK_MOD) || mx != -INFINITY);
 
     const uint col = x % COLS_WG, part = x / COLS_WG;
     float acc = 0.0f;
@@ -113,11 +126,12 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
         for (uint p = 1; p < PARTS; p++)
             acc += scratch[x + p * COLS_WG];
 #endif
-    const float scale = live ? fused_row_scale(l, mx, sees_key) : 0.0f;
+    const float sink = live && SINKS ? sinks[h] * 1.44269504088896341f : -INFINITY;
+    const float scale = live ? fused_row_scale_sink(l, mx, sees_key, sink) : 0.0f;
     if (part == 0 && col < D)
         STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + col);
 #if LSE_OUT
     if (x == 0)
-        lse[row] = live ? fused_row_lse(l, mx, sees_key, scale) : -INFINITY;
+        lse[row] = live ? fused_row_lse_sink(l, mx, sees_key, scale, sink) : -INFINITY;
 #endif
 }

@@ -256,7 +256,7 @@ void attention_fused(FUSED_PARAMS(store_t))
     vec kvb[BN][DV];       /* the block's K, then V, rows as float vectors */
 #endif
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
-                                                 split_keys, kv_lens, q_lens, DR);
+                                                 split_keys, kv_lens, q_lens, DR, BN);
     __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
     const ulong kst = k_st, vst = v_st;
@@ -408,7 +408,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 #endif
 
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
-                                                 split_keys, kv_lens, q_lens, R * RV);
+                                                 split_keys, kv_lens, q_lens, R * RV, BN);
     __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
     const ulong kst = k_st, vst = v_st;

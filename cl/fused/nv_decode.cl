@@ -258,7 +258,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
     TRACE_AT(t_start);
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
-                                                 split_keys, kv_lens, q_lens, BM);
+                                                 split_keys, kv_lens, q_lens, BM, BN);
     const uint kv_end = at.tile_end;
     __global const ushort *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const ushort *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);

@@ -6,11 +6,13 @@
  * chunk of the keys in blocks of BN; the BM x BN score tile lives in local
  * memory only, so S never reaches global memory.
  *
- * Build options (beside fused_grid.clh's):
- *   -DD=<head dim>  -DDP=<D rounded up to a multiple of TPR>
+ * Build options (beside fused_grid.clh's and fused_score.clh's):
+ *   -DD=<head dim of Q, K>  -DDP=<D rounded up to a multiple of TPR>
+ *   -DDV=<head dim of V, O>  -DDVP=<DV rounded up likewise>
  *   -DBM=<rows per group>  -DBN=<keys per block>
  *   -DTPR=<work-items per row>  (work-group size = BM * TPR)
- *   -DDTYPE_F16 (optional: half storage, float arithmetic)
+ *   -DDTYPE_F16 or -DDTYPE_BF16 (optional: half or bfloat16 storage, float
+ *   arithmetic)
  *
  * Work-item (r, c) = (lid / TPR, lid % TPR) owns row r: the score columns
  * j = c + t*TPR and the output columns x = c + t*TPR. Rows past the
@@ -19,23 +21,26 @@
 #include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "fused_score.clh"
 
 #define WG (BM * TPR)
 #define S_PER_ITEM (BN / TPR)
-#define O_PER_ITEM (DP / TPR)
-#define KV_STRIDE (DP + 1) /* +1: rows of K fall in different local banks */
+#define O_PER_ITEM (DVP / TPR)
+#define KV_COLS (DP > DVP ? DP : DVP)
+#define KV_STRIDE (KV_COLS + 1) /* +1: rows of K fall in different local banks */
 #define P_STRIDE (BN + 1)
-
+#define LOG2E 1.44269504088896341f
 
 /* Keys [j0, j0 + BN) of one head's K or V (rows `st` elements apart from
- * `head`) into the tile; keys past `end` are zeros and never read. */
+ * `head`, `cols` of them `width` wide) into the tile; keys past `end` are
+ * zeros and never read. */
 static inline void load_keys(__local float *tile, __global const store_t *head, ulong st,
-                             uint j0, uint end, uint lid)
+                             uint j0, uint end, uint lid, uint cols, uint width)
 {
-    for (uint idx = lid; idx < BN * DP; idx += WG) {
-        const uint row = idx / DP, x = idx % DP;
+    for (uint idx = lid; idx < BN * cols; idx += WG) {
+        const uint row = idx / cols, x = idx % cols;
         tile[row * KV_STRIDE + x] =
-            (j0 + row < end && x < D) ? LOAD(head, (j0 + row) * st + x) : 0.0f;
+            (j0 + row < end && x < width) ? LOAD(head, (j0 + row) * st + x) : 0.0f;
     }
 }
 
@@ -49,7 +54,7 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint lid = get_local_id(0);
     const uint r = lid / TPR, c = lid % TPR;
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
-                                                 split_keys, kv_lens, q_lens, BM);
+                                                 split_keys, kv_lens, q_lens, BM, BN);
     __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
 
@@ -65,11 +70,15 @@ void attention_fused(FUSED_PARAMS(store_t))
     float m = -INFINITY, l = 0.0f;
     const uint row = at.r0 + r;
     const int live = row < at.n_rows;
-    const uint row_end = live ? fused_token_end(row / GROUP, at.kv_len, at.causal_off) : 0u;
+    const uint token = row / GROUP, head = at.hk * GROUP + row % GROUP;
+    const uint row_end = live ? fused_token_end(token, at.kv_len, at.causal_off) : 0u;
+    const uint row_begin = live ? fused_token_begin(token, at.begin_off) : 0u;
+    const struct fused_row_variants rv = fused_row_variants_of(
+        at.b, head, token, at.align_off, heads, FUSED_FLAGS, alibi, m_off, m_sb, m_sh, m_sr);
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* previous block's V reads are done */
-        load_keys(kv_tile, k_head, k_st, j0, at.kv_end, lid);
+        load_keys(kv_tile, k_head, k_st, j0, at.kv_end, lid, DP, D);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         float s[S_PER_ITEM];
@@ -82,13 +91,25 @@ void attention_fused(FUSED_PARAMS(store_t))
         }
         /* Scores in the log2 domain; masked or out-of-range keys get -inf. */
         const int seen = fused_visible_keys(min(row_end, at.kv_end), j0, BN);
+        const int first = row_begin > j0 ? (int)min(row_begin - j0, (uint)BN) : 0;
         for (int t = 0; t < S_PER_ITEM; t++) {
             const int j = (int)(c + t * TPR);
-            p_tile[r * P_STRIDE + j] = j < seen ? s[t] * scale_log2 : -INFINITY;
+            float x = -INFINITY;
+            if (j >= first && j < seen) {
+                if (FUSED_FLAGS & FUSED_F_PER_SCORE) {
+                    int hidden = 0;
+                    x = fused_variant_score(s[t] * scale, j0 + (uint)j, &rv, FUSED_FLAGS, softcap,
+                                            mask, &hidden) * LOG2E;
+                    x = hidden ? -INFINITY : x;
+                } else {
+                    x = s[t] * scale_log2;
+                }
+            }
+            p_tile[r * P_STRIDE + j] = x;
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scores written; K no longer read */
 
-        load_keys(kv_tile, v_head, v_st, j0, at.kv_end, lid);
+        load_keys(kv_tile, v_head, v_st, j0, at.kv_end, lid, DVP, DV);
         float m_blk = -INFINITY;
         for (int j = 0; j < BN; j++)
             m_blk = fmax(m_blk, p_tile[r * P_STRIDE + j]);
@@ -121,6 +142,10 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     if (row >= n_q * GROUP)
         return; /* a row of the last tile past the tensor */
+    /* A row sees a key when its range holds one and, where the variants can
+     * hide keys one by one, one was left visible. */
+    const int sees_key = row_end > row_begin &&
+                         (!(FUSED_FLAGS & FUSED_F_HIDES) || m != -INFINITY);
 #if SPLIT
     /* The chunk's unnormalised accumulator and (max, sum); cl/fused/combine.cl
      * finishes the row (and writes the zeros of rows past the sequence). */
@@ -129,25 +154,27 @@ void attention_fused(FUSED_PARAMS(store_t))
     const ulong w = (ulong)at.split * batch * heads * n_q + fused_row_id(&at, row, heads, n_q);
     for (int t = 0; t < O_PER_ITEM; t++) {
         const uint x = c + t * TPR;
-        if (x < D)
-            part_o[w * D + x] = acc[t];
+        if (x < DV)
+            part_o[w * DV + x] = acc[t];
     }
     if (c == 0) {
         part_ml[2 * w] = m;
         part_ml[2 * w + 1] = l;
     }
+    (void)sees_key;
 #else
-    const float inv = live ? fused_row_scale(l, m, row_end > 0) : 0.0f;
+    const float sink = live && (FUSED_FLAGS & FUSED_F_SINKS) ? sinks[head] * LOG2E : -INFINITY;
+    const float inv = live ? fused_row_scale_sink(l, m, sees_key, sink) : 0.0f;
     const ulong at_o = fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
     for (int t = 0; t < O_PER_ITEM; t++) {
         const uint x = c + t * TPR;
-        if (x < D)
+        if (x < DV)
             STORE(acc[t] * inv, o, at_o + x);
     }
 #if LSE_OUT
     if (c == 0)
         lse[fused_row_id(&at, row, heads, n_q)] =
-            live ? fused_row_lse(l, m, row_end > 0, inv) : -INFINITY;
+            live ? fused_row_lse_sink(l, m, sees_key, inv, sink) : -INFINITY;
 #endif
 #endif
 }

@@ -130,7 +130,7 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint ys = lid / TXS, xs = lid % TXS; /* the S layout */
     const uint yo = lid / TXO, xo = lid % TXO; /* the O layout */
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
-                                                 split_keys, kv_lens, q_lens, BM);
+                                                 split_keys, kv_lens, q_lens, BM, BN);
     __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
     __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
 

@@ -175,7 +175,8 @@ typedef struct clattn_layout {
  * dimension is contiguous; all zero: contiguous). */
 typedef enum clattn_mask_kind {
     CLATTN_MASK_NONE = 0,
-    CLATTN_MASK_ADD = 1,  /* values of `dtype` added to the scores; -inf hides a key */
+    CLATTN_MASK_ADD = 1,  /* values of `dtype` added to the scores; a score of -inf
+                           * (the mask's or the data's) then hides its key */
     CLATTN_MASK_BOOL = 2, /* one byte per element: nonzero keeps the key, 0 hides it */
 } clattn_mask_kind;
 

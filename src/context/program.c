@@ -25,10 +25,12 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static struct program_entry *find(struct program_cache *c, const char *file, const char *options)
+static struct program_entry *find(struct program_cache *c, const char *file, const char *prelude,
+                                  const char *options)
 {
     for (size_t i = 0; i < c->count; i++)
-        if (!strcmp(c->entries[i].file, file) && !strcmp(c->entries[i].options, options))
+        if (!strcmp(c->entries[i].file, file) && !strcmp(c->entries[i].options, options) &&
+            !strcmp(c->entries[i].prelude, prelude))
             return &c->entries[i];
     return NULL;
 }
@@ -48,11 +50,11 @@ static int reserve(struct program_cache *c)
 }
 
 /* The cache entry for (file, options), built on first use. */
-static int entry_get(clattn_ctx *ctx, const char *file, const char *options,
-                     struct program_entry **out)
+static int entry_get(clattn_ctx *ctx, const char *file, const char *prelude,
+                     const char *options, struct program_entry **out)
 {
     struct program_cache *c = &ctx->programs;
-    if ((*out = find(c, file, options)))
+    if ((*out = find(c, file, prelude, options)))
         return CLATTN_OK;
     int rc = reserve(c);
     if (rc < 0)
@@ -68,16 +70,19 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *options,
                         : program_build_ptx(ctx->context, ctx->device, ctx->dev.label, file,
                                             &prog);
     else
-        rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, options, &prog);
+        rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, prelude, options,
+                           &prog);
     c->build_seconds += seconds_now() - t0;
     if (rc < 0)
         return ctx_note_failure(ctx, rc);
     struct program_entry *e = &c->entries[c->count];
     memset(e, 0, sizeof *e);
     e->file = dup_str(file);
+    e->prelude = dup_str(prelude);
     e->options = dup_str(options);
-    if (!e->file || !e->options) {
+    if (!e->file || !e->prelude || !e->options) {
         free(e->file);
+        free(e->prelude);
         free(e->options);
         clReleaseProgram(prog);
         return clattn_fail(CLATTN_ENOMEM, "program cache");
@@ -91,7 +96,7 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *options,
 int program_get(clattn_ctx *ctx, const char *file, const char *options, cl_program *out)
 {
     struct program_entry *e;
-    int rc = entry_get(ctx, file, options, &e);
+    int rc = entry_get(ctx, file, "", options, &e);
     if (rc >= 0)
         *out = e->program;
     return rc;
@@ -100,8 +105,14 @@ int program_get(clattn_ctx *ctx, const char *file, const char *options, cl_progr
 int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const char *name,
                cl_kernel *out)
 {
+    return kernel_get_with(ctx, file, NULL, options, name, out);
+}
+
+int kernel_get_with(clattn_ctx *ctx, const char *file, const char *prelude, const char *options,
+                    const char *name, cl_kernel *out)
+{
     struct program_entry *e;
-    int rc = entry_get(ctx, file, options, &e);
+    int rc = entry_get(ctx, file, prelude ? prelude : "", options, &e);
     if (rc < 0)
         return rc;
     size_t slot = PROGRAM_KERNELS_MAX;
@@ -138,6 +149,7 @@ void program_cache_release(struct program_cache *c)
                 clReleaseKernel(c->entries[i].kernels[k].kernel);
         clReleaseProgram(c->entries[i].program);
         free(c->entries[i].file);
+        free(c->entries[i].prelude);
         free(c->entries[i].options);
     }
     free(c->entries);

@@ -16,6 +16,7 @@
  * thread at a time). */
 struct program_entry {
     char *file;
+    char *prelude; /* source put before the file's ("" mostly: a caller's snippets) */
     char *options;
     cl_program program;
     struct {
@@ -41,6 +42,13 @@ int program_get(clattn_ctx *ctx, const char *file, const char *options, cl_progr
  * releases it when done (the cache keeps its own). */
 int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const char *name,
                cl_kernel *out);
+
+/* kernel_get with `prelude` (NULL or "": none) put before the file's source:
+ * a caller's OpenCL C (clattn_options' score_mod and mask_mod). Programs are
+ * kept per (file, prelude, options); a prelude that does not compile fails
+ * with CLATTN_EBUILD and the build log. */
+int kernel_get_with(clattn_ctx *ctx, const char *file, const char *prelude, const char *options,
+                    const char *name, cl_kernel *out);
 
 /* Releases every program and kernel of the cache. */
 void program_cache_release(struct program_cache *cache);

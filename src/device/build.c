@@ -74,15 +74,15 @@ static void save_build_log(cl_program prog, cl_device_id device, const char *fil
 }
 
 int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
-                  const char *options, cl_program *out)
+                  const char *prelude, const char *options, cl_program *out)
 {
     char *body = NULL;
     int rc = clattn_kernel_source(file, &body);
     if (rc < 0)
         return rc;
-    const char *src = body;
+    const char *src[3] = { prelude ? prelude : "", "\n", body };
     cl_int err;
-    cl_program prog = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+    cl_program prog = clCreateProgramWithSource(context, 3, src, NULL, &err);
     free(body);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "clCreateProgramWithSource");

@@ -7,11 +7,12 @@
 
 #include "clattn/clattn.h"
 
-/* Builds kernel file `file` (e.g. "fused/portable.cl") with `options` for `device` of
- * `context`. `label` names the device in messages. On CLATTN_EBUILD the
+/* Builds kernel file `file` (e.g. "fused/portable.cl") with `options` for
+ * `device` of `context`, the source of `prelude` (NULL: none) put before
+ * its own. `label` names the device in messages. On CLATTN_EBUILD the
  * detail holds the build log. */
 int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
-                  const char *options, cl_program *out);
+                  const char *prelude, const char *options, cl_program *out);
 
 /* Builds the embedded PTX program binary `name` (clattn_embedded_binary)
  * for `device` of `context` with clCreateProgramWithBinary. NVIDIA only;

@@ -103,7 +103,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
-    const char *f16 = s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "";
+    const char *f16 = ""; /* the storage option comes with the call's */
     const struct cpu_own *own = FUSED_PLAN_OWN(plan, const struct cpu_own);
     if (plan->tiles.bm < LANES)
         snprintf(buf, cap, "-DD=%zu -DDR=%zu -DBN=%zu -DXCH=%zu%s", s->head_dim, plan->tiles.bm,

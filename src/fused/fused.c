@@ -22,9 +22,14 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
     }
     snprintf(file, file_cap, "%s", k->file);
     k->options(c->shape, p, options, options_cap);
+    /* What every kernel built from source takes beside its own: the GQA
+     * group, V's head dimension, the storage and the variant. */
+    const clattn_dtype dt = c->shape->dtype;
     const size_t len = strlen(options);
-    snprintf(options + len, options_cap > len ? options_cap - len : 0, " -DGROUP=%zu",
-             c->shape->heads / c->shape->kv_heads);
+    snprintf(options + len, options_cap > len ? options_cap - len : 0,
+             " -DGROUP=%zu -DDV=%zu -DMASK_DTYPE=%d%s", c->shape->heads / c->shape->kv_heads,
+             c->head_dim_v, (c->flags & FUSED_F_MASK) ? (int)c->opts->mask.dtype : 0,
+             dt == CLATTN_F16 ? " -DDTYPE_F16" : dt == CLATTN_BF16 ? " -DDTYPE_BF16" : "");
     variant_options(fused_variant_flags(c, p), options, options_cap);
 }
 
@@ -32,7 +37,8 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
 static void probe_call(const clattn_shape *s, struct attention_call *c, clattn_options *opts)
 {
     clattn_default_options(opts);
-    *c = (struct attention_call){ .shape = s, .opts = opts, .scale = 1.0f };
+    *c = (struct attention_call){ .shape = s, .opts = opts, .scale = 1.0f,
+                                  .head_dim_v = s->head_dim };
     c->ql = (struct tensor_layout){ 0, (uint64_t)s->heads * s->q_len * s->head_dim,
                                     (uint64_t)s->q_len * s->head_dim, s->head_dim };
     c->kl = (struct tensor_layout){ 0, (uint64_t)s->kv_heads * s->kv_len * s->head_dim,
@@ -58,7 +64,8 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     struct fused_plan plan;
     fused_plan_init(&plan, k);
     plan.splits = 1;
-    char file[64], options[384];
+    plan.head_dim_v = s->head_dim;
+    char file[64], options[640];
     cl_program prog;
     int rc = k->probe_launch ? k->probe_launch(ctx) : CLATTN_OK;
     if (rc < 0)
@@ -242,6 +249,7 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
     char note[sizeof plan->note];
     snprintf(note, sizeof note, "%s", plan->note);
     fused_plan_init(plan, k);
+    plan->head_dim_v = c->head_dim_v;
     snprintf(plan->note, sizeof plan->note, "%s", note);
     int rc = plan_tiles(ctx, c, plan);
     if (rc < 0)
@@ -366,7 +374,7 @@ static void workspace_bytes(const clattn_shape *s, const struct fused_plan *plan
     const int split = plan->splits > 1;
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len * plan->splits;
     const uint64_t tiles = (uint64_t)plan->n_rtiles * s->batch * s->kv_heads;
-    bytes[FUSED_PART_O] = split ? rows * s->head_dim * 4 : 0;
+    bytes[FUSED_PART_O] = split ? rows * plan->head_dim_v * 4 : 0;
     bytes[FUSED_PART_ML] = split ? rows * 2 * 4 : 0;
     bytes[FUSED_PART_COUNTERS] = split && plan->kernel->takes_chunk_counter ? tiles * 2 * 4 : 0;
 }
@@ -464,6 +472,15 @@ static void note_plan(const struct attention_call *c, const struct fused_plan *p
                  plan->note);
 }
 
+/* The caller's snippets as one prelude (NULL: none). */
+static const char *snippets_of(const clattn_options *o, char *buf, size_t cap)
+{
+    if (!o->score_mod && !o->mask_mod)
+        return NULL;
+    snprintf(buf, cap, "%s\n%s\n", o->score_mod ? o->score_mod : "", o->mask_mod ? o->mask_mod : "");
+    return buf;
+}
+
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
 {
     struct fused_plan plan;
@@ -481,10 +498,11 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
             return rc;
         c->info->allocated_bytes = workspace_total(bytes);
     }
-    char file[64], options[384];
+    char file[64], options[640], prelude[8192];
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
     cl_kernel kern;
-    rc = kernel_get(ctx, file, options, FUSED_ENTRY, &kern);
+    rc = kernel_get_with(ctx, file, snippets_of(c->opts, prelude, sizeof prelude), options,
+                         FUSED_ENTRY, &kern);
     if (rc < 0)
         return rc;
     const int combine = plan.splits > 1 && !plan.merges_chunks;

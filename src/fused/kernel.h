@@ -48,6 +48,7 @@ struct fused_plan {
     size_t n_rtiles;        /* row tiles per (sequence, key/value head) */
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
+    size_t head_dim_v;      /* V's and O's head dimension (the call's) */
     int steals_chunks;      /* the groups of a row tile take its chunks of
                              * split_keys in turn (`splits` groups, more
                              * chunks); else each group has one */

@@ -5,6 +5,7 @@
 
 #include "context/context.h"
 #include "context/program.h"
+#include "core/variants.h"
 #include "fused/kernel.h"
 
 /* Kernel arguments in order; a failure is reported once, for the kernel. */
@@ -46,6 +47,38 @@ static void arg_layout(struct args *a, const struct tensor_layout *l)
     arg_u64(a, l->token);
 }
 
+static void arg_float(struct args *a, float v)
+{
+    arg(a, sizeof v, &v);
+}
+
+static void arg_i32(struct args *a, int v)
+{
+    cl_int x = v;
+    arg(a, sizeof x, &x);
+}
+
+/* cl/include/fused_grid.clh's FUSED_VARIANT_PARAMS: the variants'
+ * arguments, whatever the call asks (a kernel reads those its bits name). */
+static void fused_variant_args(struct args *a, const struct attention_call *c)
+{
+    const clattn_options *o = c->opts;
+    struct mask_strides m = { 0, 0, 0, 0 };
+    if (o->mask.kind != CLATTN_MASK_NONE)
+        mask_strides_of(c->shape, &o->mask, &m);
+    arg_float(a, c->scale);
+    arg_float(a, o->softcap);
+    arg_i32(a, o->window_left);
+    arg_i32(a, o->window_right);
+    arg_mem(a, c->alibi_slopes);
+    arg_mem(a, c->sinks);
+    arg_mem(a, c->mask);
+    arg_u64(a, m.offset);
+    arg_u64(a, m.batch);
+    arg_u64(a, m.head);
+    arg_u64(a, m.row);
+}
+
 int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
                  cl_kernel kern, const cl_mem part[FUSED_PARTS], cl_event *done)
 {
@@ -74,6 +107,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_u32(&a, plan->splits);
     arg_u32(&a, plan->split_keys);
     arg(&a, sizeof scale_log2, &scale_log2);
+    fused_variant_args(&a, c);
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
         arg_u32(&a, s->heads / s->kv_heads);
         arg_u32(&a, fused_variant_flags(c, plan));
@@ -115,12 +149,13 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
 {
     const clattn_shape *s = c->shape;
     size_t cols = 32;
-    while (cols < s->head_dim)
+    while (cols < c->head_dim_v)
         cols *= 2;
     const size_t parts = combine_parts(ctx, plan, cols), wg = cols * parts;
-    char options[256];
+    char options[512];
     snprintf(options, sizeof options, "-DD=%zu -DWG=%zu -DPARTS=%zu -DCHUNKS_MAX=%d%s",
-             s->head_dim, wg, parts, FUSED_SPLITS_MAX, s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             c->head_dim_v, wg, parts, FUSED_SPLITS_MAX,
+             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : s->dtype == CLATTN_BF16 ? " -DDTYPE_BF16" : "");
     variant_options(c->flags, options, sizeof options);
     cl_kernel kern;
     int rc = kernel_get(ctx, "fused/combine.cl", options, "attention_combine", &kern);
@@ -139,6 +174,9 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     arg_u32(&a, s->kv_len);
     arg_u32(&a, s->heads);
     arg_u32(&a, plan->splits);
+    arg_i32(&a, c->opts->window_left);
+    arg_i32(&a, c->opts->window_right);
+    arg_mem(&a, c->sinks);
     cl_int err = a.err;
     size_t global = s->batch * s->heads * s->q_len * wg;
     if (err == CL_SUCCESS)

@@ -158,6 +158,7 @@ static void probe_plan(clattn_ctx *sib, const clattn_shape *s, const clattn_opti
 {
     const uint64_t d = s->head_dim;
     *c = (struct attention_call){ .shape = s, .opts = opts, .scale = 1.0f / sqrtf((float)d),
+                                  .head_dim_v = d,
                                   .q = b->dev[0], .k = b->dev[1], .v = b->dev[2],
                                   .o = b->dev[3], .contiguous = 1, .info = info };
     c->ql = (struct tensor_layout){ 0, s->heads * s->q_len * d, s->q_len * d, d };

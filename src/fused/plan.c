@@ -17,6 +17,7 @@ void fused_plan_init(struct fused_plan *plan, const struct fused_kernel *k)
 {
     memset(plan, 0, sizeof *plan);
     plan->kernel = k;
+    plan->splits = 1;
     struct param_group groups[2];
     params_reset(groups, fused_param_groups(plan, groups));
 }

@@ -6,17 +6,18 @@
 #include "core/error.h"
 #include "fused/kernel.h"
 
-/* What configure derives: work-items per row, d rounded up to a multiple. */
+/* What configure derives: work-items per row, d and d_v rounded up to a
+ * multiple of it. */
 struct portable_own {
-    size_t tpr, dp;
+    size_t tpr, dp, dvp;
 };
 FUSED_PLAN_OWN_CHECK(struct portable_own);
 
-/* Local bytes of cl/fused/portable.cl for a tile: Q (BM x DP), K or V (BN x (DP+1)),
- * scores (BM x (BN+1)), all float. */
-static size_t local_bytes(size_t bm, size_t bn, size_t dp)
+/* Local bytes of cl/fused/portable.cl for a tile: Q (BM x DP), K or V (BN x
+ * (max(DP, DVP) + 1)), scores (BM x (BN+1)), all float. */
+static size_t local_bytes(size_t bm, size_t bn, size_t dp, size_t dvp)
 {
-    return 4 * (bm * dp + bn * (dp + 1) + bm * (bn + 1));
+    return 4 * (bm * dp + bn * ((dp > dvp ? dp : dvp) + 1) + bm * (bn + 1));
 }
 
 static size_t round_up(size_t x, size_t m)
@@ -62,12 +63,12 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if (bn % tpr)
         return clattn_fail(CLATTN_EINVAL, "portable tile %zux%zu: BN must be a multiple of the "
                            "%zu work-items per row", bm, bn, tpr);
-    const size_t dp = round_up(s->head_dim, tpr);
-    if (local_bytes(bm, bn, dp) > budget)
+    const size_t dp = round_up(s->head_dim, tpr), dvp = round_up(plan->head_dim_v, tpr);
+    if (local_bytes(bm, bn, dp, dvp) > budget)
         return clattn_fail(CLATTN_EUNSUPPORTED, "portable tile %zux%zu needs %zu B of local "
                            "memory for d=%zu; the device has %llu B", bm, bn,
-                           local_bytes(bm, bn, dp), s->head_dim, (unsigned long long)budget);
-    *FUSED_PLAN_OWN(plan, struct portable_own) = (struct portable_own){ tpr, dp };
+                           local_bytes(bm, bn, dp, dvp), s->head_dim, (unsigned long long)budget);
+    *FUSED_PLAN_OWN(plan, struct portable_own) = (struct portable_own){ tpr, dp, dvp };
     plan->local = bm * tpr;
     return CLATTN_OK;
 }
@@ -75,9 +76,8 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     const struct portable_own *own = FUSED_PLAN_OWN(plan, const struct portable_own);
-    snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu%s",
-             s->head_dim, own->dp, plan->tiles.bm, plan->tiles.bn, own->tpr,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    snprintf(buf, cap, "-cl-mad-enable -DD=%zu -DDP=%zu -DDVP=%zu -DBM=%zu -DBN=%zu -DTPR=%zu",
+             s->head_dim, own->dp, own->dvp, plan->tiles.bm, plan->tiles.bn, own->tpr);
 }
 
 const struct fused_kernel fused_portable = {
@@ -85,6 +85,9 @@ const struct fused_kernel fused_portable = {
     .id = CLATTN_FUSED_PORTABLE,
     .file = "fused/portable.cl",
     .summary = "OpenCL C 1.2 tiles with an online softmax, any device",
+    .variants = FUSED_F_VARIANTS,
+    .dtypes = FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
+    .takes_dv = 1,
     FUSED_CANDIDATES(candidates),
     .default_tiles = default_tiles,
     .configure = configure,

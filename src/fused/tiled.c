@@ -178,9 +178,8 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 {
     const struct tiled_own *own = FUSED_PLAN_OWN(plan, const struct tiled_own);
     snprintf(buf, cap, "-DD=%zu -DDP=%zu -DBM=%zu -DBN=%zu -DTMS=%zu -DTXS=%zu -DTMO=%zu "
-             "-DKV_SHARED=%d%s", s->head_dim, own->dp, plan->tiles.bm, plan->tiles.bn,
-             plan->tiles.tm, own->txs, own->tmo, own->kv_shared,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+             "-DKV_SHARED=%d", s->head_dim, own->dp, plan->tiles.bm, plan->tiles.bn,
+             plan->tiles.tm, own->txs, own->tmo, own->kv_shared);
 }
 
 const struct fused_kernel fused_tiled = {

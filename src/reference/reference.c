@@ -72,8 +72,12 @@ static double score_of(const clattn_shape *s, const clattn_options *o, const str
         x = o->softcap * tanh(x / o->softcap);
     if (q->slope != 0)
         x -= q->slope * fabs((double)((long)q->i + q->off - j));
-    if (o->mask.kind != CLATTN_MASK_NONE)
+    if (o->mask.kind != CLATTN_MASK_NONE) {
         x += mask_value(s, &o->mask, q, j, hidden);
+        /* With a mask, a score of -inf hides its key, whether the mask or
+         * the data made it so (the kernels cannot tell them apart). */
+        *hidden |= x == -INFINITY;
+    }
     return x;
 }
 
