@@ -88,6 +88,7 @@
 #include "nv_ptx.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "fused_score.clh"
 #include "nv_mma_tile.clh"
 #include "nv_chunk_merge.clh"
 
@@ -238,9 +239,11 @@ struct walk {
     uint chunk, off, entry; /* the chunk, block within it, chunks walked before */
 };
 
-static inline uint walk_key(const struct walk *w, uint split_keys)
+/* Key of a walk's block: chunks of split_keys from the tile's first key (0,
+ * or the window's start). */
+static inline uint walk_key(const struct walk *w, uint split_keys, uint base)
 {
-    return w->chunk * split_keys + w->off * BN;
+    return base + w->chunk * split_keys + w->off * BN;
 }
 
 __kernel __attribute__((reqd_work_group_size(32, 1, 1)))
@@ -265,7 +268,8 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #if SPLIT
     __global uint *ctr = chunk_ctr + 2 * ((at.b * kv_heads + at.hk) * n_rtiles + at.r0 / BM);
 #endif
-    const uint cb = split_keys / BN, n_chunks = (kv_end + split_keys - 1) / split_keys;
+    const uint cb = split_keys / BN;
+    const uint n_chunks = (kv_end - at.tile_begin + split_keys - 1) / split_keys;
     struct walk math = { at.split, 0, 0 }, copy = { at.split, 0, 0 };
     uint copy_prev = at.split; /* the chunk before copy's */
     /* With STEAL the next chunk is taken as the copies enter this one, and
@@ -300,7 +304,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     /* The copies' block, if it is one: K and V into ring slot `st`. */
 #define COPY_BLOCK(st)                                                       \
     do {                                                                     \
-        const uint j_ = walk_key(&copy, split_keys);                         \
+        const uint j_ = walk_key(&copy, split_keys, at.tile_begin);                         \
         if (copy.chunk < n_chunks && j_ < kv_end) {                          \
             ring_load(ring[st][0], k_head, k_st, j_, kv_end, lane);          \
             ring_load(ring[st][1], v_head, v_st, j_, kv_end, lane);          \
@@ -328,7 +332,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     /* The copies' block into registers KR, VR (zeros past the walk). */
 #define COPY_DIRECT(KR, VR)                                                  \
     do {                                                                     \
-        const uint j_ = walk_key(&copy, split_keys);                         \
+        const uint j_ = walk_key(&copy, split_keys, at.tile_begin);                         \
         const uint end_ = copy.chunk < n_chunks ? kv_end : 0u;               \
         direct_load_k(KR, k_head, k_st, j_, end_, g, t);                     \
         direct_load_v(VR, v_head, v_st, j_, end_, g, t);                     \
@@ -352,6 +356,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
 
     const uint row0 = at.r0 + g;
+    const struct fused_variants fv = FUSED_VARIANTS_OF();
     uint row_end[MT][2];
     nv_row_ends(&at, row0, row_end);
     float acc[MT][NT_O][4];
@@ -364,7 +369,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #if DIRECT
 #define DIRECT_STEP(KC, VC, KN, VN)                                          \
     {                                                                        \
-        const uint j0 = walk_key(&math, split_keys);                         \
+        const uint j0 = walk_key(&math, split_keys, at.tile_begin);                         \
         if (math.chunk >= n_chunks || j0 >= kv_end)                          \
             break;                                                           \
         TRACE_FIRST(it);                                                     \
@@ -372,7 +377,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         float s[MT][NT_S][4];                                                \
         nv_zero_scores(s);                                                   \
         direct_scores(s, q_tile, KC, g, t);                                  \
-        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2); \
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv); \
         direct_accumulate_pv(acc, s, VC);                                    \
         MATH_STEP();                                                         \
         it++;                                                                \
@@ -390,7 +395,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
     uint slot = 0;
     for (uint it = 0;; it++) {
-        const uint j0 = walk_key(&math, split_keys);
+        const uint j0 = walk_key(&math, split_keys, at.tile_begin);
         if (math.chunk >= n_chunks || j0 >= kv_end)
             break;
         CP_ASYNC_WAIT(STAGES - 2);
@@ -438,7 +443,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
             }
         }
 
-        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv);
         nv_accumulate_pv(acc, s, ring[slot][1], v_key, v_ch);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
         MATH_STEP();
@@ -448,7 +453,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     TRACE_AT(t_walked);
 
     nv_store_rows(acc, m_run, l_run, row_end, &at, row0, t, o, lse, part_o, part_ml, o_off, o_sb,
-                  o_sh, o_st, batch, heads, n_q, scale_log2);
+                  o_sh, o_st, batch, heads, n_q, scale_log2, &fv);
     TRACE_AT(t_stored);
     int is_last = 1;
 #if SPLIT
@@ -459,7 +464,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     TRACE_AT(t_arrived);
     if (is_last && MERGE)
         nv_merge_chunks(&at, lane, o, lse, part_o, part_ml, o_off, o_sb, o_sh, o_st, batch, heads,
-                        n_q, splits);
+                        n_q, splits, sinks);
     TRACE_AT(t_merged);
 #endif
 #if TRACE

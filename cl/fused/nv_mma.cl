@@ -48,6 +48,7 @@
 #include "nv_ptx.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "fused_score.clh"
 #include "nv_mma_tile.clh"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
@@ -74,6 +75,7 @@ void attention_fused(FUSED_PARAMS(ushort))
     /* Packed rows of this thread within the tile's: tile mt holds rows
      * row0 + 16 mt + g ("lo") and that + 8 ("hi"). */
     const uint row0 = at.r0 + warp * 16 * MT + g;
+    const struct fused_variants fv = FUSED_VARIANTS_OF();
     uint row_end[MT][2];
     nv_row_ends(&at, row0, row_end);
     float acc[MT][NT_O][4];
@@ -112,7 +114,7 @@ void attention_fused(FUSED_PARAMS(ushort))
             }
         }
 
-        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv);
 
         cp_async_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE); /* V_j ready; every warp is done with K_j */
@@ -125,5 +127,5 @@ void attention_fused(FUSED_PARAMS(ushort))
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
 
     nv_store_rows(acc, m_run, l_run, row_end, &at, row0, t, o, lse, part_o, part_ml, o_off, o_sb,
-                  o_sh, o_st, batch, heads, n_q, scale_log2);
+                  o_sh, o_st, batch, heads, n_q, scale_log2, &fv);
 }

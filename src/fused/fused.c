@@ -7,6 +7,7 @@
 
 #include "context/context.h"
 #include "context/program.h"
+#include "device/kernel_source.h"
 #include "fused/fused.h"
 #include "model/splits.h"
 #include "tune/tune.h"
@@ -472,13 +473,23 @@ static void note_plan(const struct attention_call *c, const struct fused_plan *p
                  plan->note);
 }
 
-/* The caller's snippets as one prelude (NULL: none). */
-static const char *snippets_of(const clattn_options *o, char *buf, size_t cap)
+/* The caller's snippets as one prelude (NULL: none) in *out, malloc'd:
+ * cl/include/snippet.clh's helpers, then the snippets. */
+static int snippets_of(const clattn_options *o, char **out)
 {
+    *out = NULL;
     if (!o->score_mod && !o->mask_mod)
-        return NULL;
-    snprintf(buf, cap, "%s\n%s\n", o->score_mod ? o->score_mod : "", o->mask_mod ? o->mask_mod : "");
-    return buf;
+        return CLATTN_OK;
+    char *env;
+    int rc = clattn_kernel_source("include/snippet.clh", &env);
+    if (rc < 0)
+        return rc;
+    const char *a = o->score_mod ? o->score_mod : "", *b = o->mask_mod ? o->mask_mod : "";
+    const size_t n = strlen(env) + strlen(a) + strlen(b) + 8;
+    if ((*out = malloc(n)))
+        snprintf(*out, n, "%s\n%s\n%s\n", env, a, b);
+    free(env);
+    return *out ? CLATTN_OK : clattn_fail(CLATTN_ENOMEM, "score_mod / mask_mod prelude");
 }
 
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
@@ -498,11 +509,13 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
             return rc;
         c->info->allocated_bytes = workspace_total(bytes);
     }
-    char file[64], options[640], prelude[8192];
+    char file[64], options[640], *prelude;
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
     cl_kernel kern;
-    rc = kernel_get_with(ctx, file, snippets_of(c->opts, prelude, sizeof prelude), options,
-                         FUSED_ENTRY, &kern);
+    if ((rc = snippets_of(c->opts, &prelude)) < 0)
+        return rc;
+    rc = kernel_get_with(ctx, file, prelude, options, FUSED_ENTRY, &kern);
+    free(prelude);
     if (rc < 0)
         return rc;
     const int combine = plan.splits > 1 && !plan.merges_chunks;

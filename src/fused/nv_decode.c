@@ -145,7 +145,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     const struct nv_decode_own *own = FUSED_PLAN_OWN(plan, const struct nv_decode_own);
-    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d -DDIRECT=%d",
+    snprintf(buf, cap, "-DCLATTN_NV_TANH=1 -DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d -DSTEAL=%d -DDIRECT=%d",
              s->head_dim, plan->tiles.bn, own->m_tiles, own->stages, plan->merges_chunks,
              plan->steals_chunks, own->direct);
 }
@@ -189,6 +189,7 @@ const struct fused_kernel fused_nv_decode = {
     .file = "fused/nv_decode.cl",
     .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
                "K/V into registers (d <= 128) or through a cp.async ring; fp16, d = 64/128/256",
+    .variants = FUSED_F_VARIANTS,
     .cannot_run = nv_mma_cannot_run,
     .not_preferred = not_preferred,
     .probe_shape = &probe_shape,

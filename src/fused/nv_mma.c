@@ -96,7 +96,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
 {
     const struct nv_mma_own *own = FUSED_PLAN_OWN(plan, const struct nv_mma_own);
-    snprintf(buf, cap, "-DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu", s->head_dim, plan->tiles.bn,
+    snprintf(buf, cap, "-DCLATTN_NV_TANH=1 -DD=%zu -DBN=%zu -DWARPS=%zu -DMT=%zu", s->head_dim, plan->tiles.bn,
              own->warps, own->m_tiles);
 }
 
@@ -107,6 +107,7 @@ const struct fused_kernel fused_nv_mma = {
     .id = CLATTN_FUSED_NV_MMA,
     .file = "fused/nv_mma.cl",
     .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
+    .variants = FUSED_F_VARIANTS,
     .cannot_run = nv_mma_cannot_run,
     .probe_shape = &probe_shape,
     FUSED_CANDIDATES(candidates),
