@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the option-value parsers (tools/cli_parse.c): the grammar
+ * Unit tests of the option-value parsers (cli/cli_parse.c): the grammar
  * cli.h documents, its limits, and the inputs fuzzing showed were accepted
  * though they should not be (empty list items, infinities and NaNs, leading
  * space; tests/fuzz/corpus/cli/regress_*).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
+ * Unit tests of cli/npy.c and cli/outfile.c: round trips, the header
  * forms numpy has written over the years, every malformed input the reader
  * must refuse (with the right code), reading from FIFOs, the atomic writer's
  * promise that a failed write leaves no file and does not clobber an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the option-value parsers (tools/cli_parse.c).
+ * libFuzzer harness for the option-value parsers (cli/cli_parse.c).
  *
  * Each input, cut at its first NUL as a command-line argument would be, goes
  * to every parser, and each answer is checked against the grammar cli.h

@@ -5,7 +5,7 @@
 corpus/npy/: valid .npy files of format 1.0, 2.0 and 3.0, float32 and
 float16, 0-D to 8-D, the header spellings other writers produce, and the
 edge cases the reader must refuse (headers padded as numpy pads them).
-corpus/cli/: option values for the parsers of tools/cli_parse.c, valid,
+corpus/cli/: option values for the parsers of cli/cli_parse.c, valid,
 at the limits, and refused.
 
 The files are committed; rerun this after changing it. Standard library

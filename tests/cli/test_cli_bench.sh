@@ -8,7 +8,7 @@
 # split-KV) and bottom-right rows checked by samples pass too, with the
 # model's bytes as the decode formula gives them; a shape far beyond any
 # device is reported as predicted out of memory without being run; and, when
-# matplotlib is importable, tools/plot_bench.py turns the JSON into PNGs.
+# matplotlib is importable, cli/plot_bench.py turns the JSON into PNGs.
 #
 # Usage: test_cli_bench.sh path/to/clattn [path/to/plot_bench.py]
 # Exit: 0 pass, 1 fail, 77 skip (no python3, or no OpenCL device).

@@ -9,9 +9,9 @@
 # and the CPU-shaped kernels (fused, and the naive path's GEMM and softmax)
 # forced onto the simulator; fp32 checks the fused path only, because
 # CLBlast (the naive path's fp32 GEMM) crashes inside the simulator.
-# Usage: tools/oclgrind_check.sh [path/to/clattn]; exits 77 without oclgrind.
+# Usage: tests/sim/oclgrind_check.sh [path/to/clattn]; exits 77 without oclgrind.
 set -euo pipefail
-clattn=${1:-build/tools/clattn}
+clattn=${1:-build/cli/clattn}
 command -v oclgrind >/dev/null || { echo "oclgrind not installed: skipped"; exit 77; }
 cases=(
     "--shape 1,2,1,37,45,16 --dtype fp16 --causal bottom-right"

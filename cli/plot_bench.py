@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Charts of a `clattn bench --json` file.
 
-    python3 tools/plot_bench.py out.json --out-dir docs/figures [--prefix bench]
+    python3 cli/plot_bench.py out.json --out-dir docs/figures [--prefix bench]
 
 writes
   <prefix>_time.png      time vs N, one panel per path: measured medians with

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clattn verify: the naive and fused paths on the device against the CPU
- * reference, over the built-in shapes (tools/cases.h) or given ones. */
+ * reference, over the built-in shapes (cli/cases.h) or given ones. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
