@@ -14,18 +14,11 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "options.h"
 
-#define BENCH_MAX_CASES 32        /* -N lengths, or a preset's shapes */
+#define BENCH_MAX_CASES CLI_MAX_LENS /* -N lengths, or a preset's shapes */
 #define BENCH_MAX_MODEL_CASES 8   /* a scaled preset's full shapes, model only */
-#define BENCH_MAX_BATCH 4096      /* sequences --kv-lens can name */
 #define BENCH_ROWS_PER_CASE 6     /* three masks times two paths */
-
-/* The masks a case runs, as bits. */
-enum {
-    BENCH_MASK_NONE = 1,
-    BENCH_MASK_TOP_LEFT = 2,
-    BENCH_MASK_BOTTOM_RIGHT = 4,
-};
 
 /* How each row's output is checked. */
 typedef enum bench_check_mode {
@@ -37,44 +30,35 @@ typedef enum bench_check_mode {
 /* One shape and the masks it runs under; its rows share their inputs. */
 typedef struct bench_case {
     clattn_shape shape;
-    int masks; /* BENCH_MASK_* bits */
+    int masks; /* CLI_MASK bits */
 } bench_case;
 
-/* What to run. */
+/* The options as given, before a device is known: the shared ones and
+ * bench's own. */
+typedef struct bench_args {
+    cli_call call;
+    const char *preset;     /* "seed", "decode" or NULL */
+    bench_check_mode check;
+    int confirm_oom;        /* run rows predicted not to fit anyway */
+    double reps_seconds;    /* timed work per row; < 0: by the device */
+} bench_args;
+
+/* What to run: the options, and the cases they settle to on the device. */
 typedef struct bench_config {
+    const bench_args *args; /* outlives the config */
     bench_case cases[BENCH_MAX_CASES];
     size_t n_cases;
     bench_case model_cases[BENCH_MAX_MODEL_CASES]; /* shown model-only, not run */
     size_t n_model_cases;
     char model_title[200]; /* the heading of the model-only rows */
     clattn_dtype dtype;    /* of every case */
-    uint32_t kv_lens[BENCH_MAX_BATCH]; /* --kv-lens: each sequence's keys */
-    size_t n_kv_lens;      /* 0: Nk for every sequence */
-    uint32_t split_kv;     /* --split-kv: options.split_kv (0: the library's choice) */
-    int paths;             /* bit 0: naive, bit 1: fused */
-    const char *device;    /* NULL: $CLATTN_DEVICE or the default */
-    const char *json_path, *csv_path;
-    double reps_seconds;   /* target timed duration per row; < 0: automatic */
-    int confirm_oom;       /* run rows predicted not to fit anyway */
-    clattn_fused_kernel fused_kernel; /* --kernel (AUTO by default) */
+    int paths;             /* CLI_PATH_BIT bits */
     const char *preset;    /* "seed", "decode" or NULL */
     char preset_note[400]; /* how the preset was adapted to the device, "" if not */
-    uint64_t seed;         /* random inputs */
-    bench_check_mode check;
+    double target_seconds; /* timed work per row */
+    clattn_options opts;   /* the call's kernel, split, lengths and parameters; each row
+                            * sets its own mask and path */
 } bench_config;
-
-/* The options as given (0 / NULL: not given), before a device is known. */
-typedef struct bench_args {
-    size_t batch, heads, kv_heads, head_dim, q_len;
-    const char *dtype, *lens, *causal, *paths, *preset, *kv_lens, *check;
-    int split_given;
-    uint32_t split_kv;
-    int confirm_oom;
-    double reps_seconds;
-    size_t seed;
-    const char *device, *json_path, *csv_path;
-    clattn_fused_kernel fused_kernel;
-} bench_args;
 
 /* The device and the ceilings the predictions use. */
 typedef struct bench_device {
@@ -105,9 +89,8 @@ typedef struct bench_row {
     clattn_shape shape;
     clattn_causal causal;
     clattn_path path;
-    clattn_fused_kernel fused_kernel; /* --kernel */
+    const clattn_options *opts;  /* the call's kernel, split, lengths and parameters */
     const uint32_t *kv_lens;     /* B per-sequence lengths, NULL: Nk for all */
-    uint32_t split_kv;           /* options.split_kv */
     size_t block_m, block_n;     /* the fused kernel's tiles (clattn_plan_fused) */
     uint32_t planned_splits;     /* the fused plan's key chunks per sequence */
     uint32_t splits;             /* run_info.splits of the run, 0 if not run */
@@ -172,7 +155,7 @@ typedef struct bench_preset {
     size_t heads, kv_heads, head_dim;
     const bench_preset_case *cases;
     size_t n_cases;
-    int paths;                /* the paths it runs unless --path says */
+    int paths;                /* the paths it runs unless --path says (CLI_PATH_BIT bits) */
     int masks;                /* the masks rows of -N lengths get unless --causal says */
 } bench_preset;
 

@@ -9,9 +9,11 @@
 
 #include "bench.h"
 
-#define NONE BENCH_MASK_NONE
-#define TOP_LEFT BENCH_MASK_TOP_LEFT
-#define BOTTOM_RIGHT BENCH_MASK_BOTTOM_RIGHT
+#define NONE CLI_MASK(CLATTN_CAUSAL_NONE)
+#define TOP_LEFT CLI_MASK(CLATTN_CAUSAL_TOP_LEFT)
+#define BOTTOM_RIGHT CLI_MASK(CLATTN_CAUSAL_BOTTOM_RIGHT)
+#define BOTH_PATHS CLI_PATHS_BOTH
+#define FUSED CLI_PATH_BIT(CLATTN_PATH_FUSED)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The seed's experiment (docs/MODEL.md): B=8, H=32, d=128, fp16, Nq = Nk,
@@ -52,12 +54,12 @@ static const bench_preset_case decode_cpu_cases[] = {
 
 static const bench_preset presets[][2] = {
     {
-        { "seed", 32, 32, 128, seed_cases, COUNT(seed_cases), 3, NONE | TOP_LEFT },
-        { "seed", 2, 2, 128, seed_cpu_cases, COUNT(seed_cpu_cases), 3, NONE | TOP_LEFT },
+        { "seed", 32, 32, 128, seed_cases, COUNT(seed_cases), BOTH_PATHS, NONE | TOP_LEFT },
+        { "seed", 2, 2, 128, seed_cpu_cases, COUNT(seed_cpu_cases), BOTH_PATHS, NONE | TOP_LEFT },
     },
     {
-        { "decode", 32, 8, 128, decode_cases, COUNT(decode_cases), 2, NONE },
-        { "decode", 8, 2, 128, decode_cpu_cases, COUNT(decode_cpu_cases), 2, NONE },
+        { "decode", 32, 8, 128, decode_cases, COUNT(decode_cases), FUSED, NONE },
+        { "decode", 8, 2, 128, decode_cpu_cases, COUNT(decode_cpu_cases), FUSED, NONE },
     },
 };
 

@@ -84,16 +84,17 @@ static void print_cases(FILE *f, const bench_config *cfg)
                 s->batch, s->heads, s->kv_heads, s->q_len, s->kv_len, s->head_dim,
                 cli_dtype_name(s->dtype), masks);
     }
-    if (cfg->n_kv_lens) {
+    const cli_call *call = &cfg->args->call;
+    if (call->kv_lens) {
         fprintf(f, "per-sequence keys (--kv-lens):");
-        for (size_t b = 0; b < cfg->n_kv_lens && b < 32; b++)
-            fprintf(f, "%s%u", b ? "," : " ", cfg->kv_lens[b]);
-        fprintf(f, "%s\n", cfg->n_kv_lens > 32 ? ",..." : "");
+        for (size_t b = 0; b < call->n_kv_lens && b < 32; b++)
+            fprintf(f, "%s%u", b ? "," : " ", call->kv_lens[b]);
+        fprintf(f, "%s\n", call->n_kv_lens > 32 ? ",..." : "");
     } else {
         fprintf(f, "per-sequence keys: Nk for every sequence\n");
     }
-    if (cfg->split_kv)
-        fprintf(f, "split-KV: %u chunks per sequence asked for (--split-kv)\n", cfg->split_kv);
+    if (call->split_kv)
+        fprintf(f, "split-KV: %u chunks per sequence asked for (--split-kv)\n", call->split_kv);
     else
         fprintf(f, "split-KV: the library's choice\n");
     fprintf(f, "causal: top-left = key j visible to query i iff j <= i; bottom-right: iff\n"
@@ -121,7 +122,6 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
     if (dev->peak.value > 0)
         fmt_si(dev->peak.value, "FLOP/s", peak, sizeof peak);
     fprintf(f, "  %-16s %s: %s\n", "peak used", peak, dev->peak_note);
-    double target = cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2);
     fprintf(f,
             "timing: one untimed run (builds kernels; its output, poisoned with NaN before, is\n"
             "  checked), then calls until %.2g s of timed work (at least 3); each call is\n"
@@ -133,7 +133,7 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
             "  split-KV chunks per sequence (the plan's for rows not run)\n"
             "causal x: no-mask time / causal time, same path and case; model x: total /\n"
             "  visited tiles of the fused kernel (the naive path computes all of S: 1)\n\n",
-            target);
+            cfg->target_seconds);
 }
 
 /* ------------------------------------------------------------------ table */
@@ -311,18 +311,6 @@ static void num_if(struct json *j, const char *key, double v, int have)
         json_null(j, key);
 }
 
-static void json_kv_lens(struct json *j, const char *key, const uint32_t *lens, size_t n)
-{
-    if (!lens) {
-        json_null(j, key);
-        return;
-    }
-    json_open(j, key, '[');
-    for (size_t b = 0; b < n; b++)
-        json_u64(j, NULL, lens[b]);
-    json_close(j, ']');
-}
-
 static void json_row(struct json *j, const bench_row *r)
 {
     const int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
@@ -344,8 +332,8 @@ static void json_row(struct json *j, const bench_row *r)
     json_str(j, "kernel", r->kernel);
     json_u64(j, "block_m", r->block_m);
     json_u64(j, "block_n", r->block_n);
-    json_kv_lens(j, "kv_lens", r->kv_lens, s->batch);
-    json_u64(j, "split_kv", r->split_kv);
+    json_u32_list(j, "kv_lens", r->kv_lens, s->batch);
+    json_u64(j, "split_kv", r->opts->split_kv);
     num_if(j, "splits", ran ? r->splits : r->planned_splits, fused);
     json_u64(j, "planned_splits", r->planned_splits);
     json_bool(j, "predicted_oom", r->predicted_oom);
@@ -407,21 +395,21 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
     }
     json_close(j, ']');
     json_str(j, "dtype", cli_dtype_name(cfg->dtype));
-    json_kv_lens(j, "kv_lens", cfg->n_kv_lens ? cfg->kv_lens : NULL, cfg->n_kv_lens);
-    json_u64(j, "split_kv", cfg->split_kv);
+    const bench_args *a = cfg->args;
+    json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
+    json_u64(j, "split_kv", a->call.split_kv);
     json_open(j, "paths", '[');
-    if (cfg->paths & 1)
+    if (cfg->paths & CLI_PATH_BIT(CLATTN_PATH_NAIVE))
         json_str(j, NULL, "naive");
-    if (cfg->paths & 2)
+    if (cfg->paths & CLI_PATH_BIT(CLATTN_PATH_FUSED))
         json_str(j, NULL, "fused");
     json_close(j, ']');
     json_str(j, "preset", cfg->preset);
     json_str(j, "preset_note", cfg->preset_note);
-    json_num(j, "reps_seconds",
-             cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2), 0);
-    json_bool(j, "confirm_oom", cfg->confirm_oom);
-    json_u64(j, "seed", cfg->seed);
-    json_str(j, "check", bench_check_mode_name(cfg->check));
+    json_num(j, "reps_seconds", cfg->target_seconds, 0);
+    json_bool(j, "confirm_oom", a->confirm_oom);
+    json_u64(j, "seed", a->call.seed);
+    json_str(j, "check", bench_check_mode_name(a->check));
     json_close(j, '}');
 }
 

@@ -51,11 +51,9 @@ static void describe_oom(const clattn_memory_plan *plan, const clattn_model_devi
 /* The options a row runs with; its model and its run see the same ones. */
 static void row_options(const bench_row *row, clattn_options *opts)
 {
-    clattn_default_options(opts);
+    *opts = *row->opts;
     opts->causal = row->causal;
     opts->path = row->path;
-    opts->fused_kernel = row->fused_kernel;
-    opts->split_kv = row->split_kv;
     opts->kv_lens = row->kv_lens;
 }
 
@@ -321,7 +319,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
 {
     clattn_options opts;
     row_options(row, &opts);
-    opts.allow_oom = cfg->confirm_oom;
+    opts.allow_oom = cfg->args->confirm_oom;
     cl_command_queue queue = clattn_cl_queue(ctx);
 
     /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to
@@ -347,15 +345,14 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     if (info.predicted_peak_bytes)
         row->mem_predicted = info.predicted_peak_bytes;
 
-    rc = bench_check_row(ctx, in, cfg->check, row);
+    rc = bench_check_row(ctx, in, cfg->args->check, row);
     if (rc < 0) {
         row->status = BENCH_ERROR;
         snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
                  clattn_last_error_detail());
         return rc == CLATTN_EDEVLOST ? rc : 0;
     }
-    double target = cfg->reps_seconds >= 0 ? cfg->reps_seconds : (dev->is_gpu ? 1.0 : 0.2);
-    rc = time_row(ctx, &opts, in, target, row);
+    rc = time_row(ctx, &opts, in, cfg->target_seconds, row);
     if (rc < 0)
         return record_failure(row, rc);
     derive_rates(dev, row);

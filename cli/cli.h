@@ -97,6 +97,11 @@ int cli_parse_path(const char *s, clattn_path *out);       /* auto|naive|fused *
 int cli_parse_fused_kernel(const char *s, clattn_fused_kernel *out);
 /* "auto, nv-mma, portable": the names --kernel takes. */
 void cli_kernel_names(char *buf, size_t cap);
+/* --params: "name=value" items separated by single commas; a name is
+ * letters, digits, '_' and '-', a value one or more printable characters
+ * other than space, ',' and '='. Which names a kernel has is the
+ * library's to check. */
+int cli_parse_params(const char *s);
 /* A finite number as strtod reads the whole string, not starting with
  * space; out-of-range values (ERANGE) are refused. */
 int cli_parse_double(const char *s, double *out);

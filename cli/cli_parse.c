@@ -169,3 +169,36 @@ int cli_parse_path(const char *s, clattn_path *out)
         return -1;
     return 0;
 }
+
+static int is_param_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '-';
+}
+
+static int is_param_value_char(char c)
+{
+    return c > ' ' && c <= '~' && c != ',' && c != '=';
+}
+
+int cli_parse_params(const char *s)
+{
+    if (!s)
+        return -1;
+    for (;;) {
+        size_t name = 0, value = 0;
+        while (is_param_name_char(s[name]))
+            name++;
+        if (name == 0 || s[name] != '=')
+            return -1;
+        s += name + 1;
+        while (is_param_value_char(s[value]))
+            value++;
+        if (value == 0)
+            return -1;
+        s += value;
+        if (*s == '\0')
+            return 0;
+        if (*s++ != ',')
+            return -1;
+    }
+}

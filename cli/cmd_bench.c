@@ -20,26 +20,6 @@
 #include "commands.h"
 #include "outfile.h"
 
-#define EXIT_USAGE 2
-
-/* An output that cannot be written is found out now, not after minutes of
- * benchmarking; the write itself still has the last word. */
-static int check_output(const char *path, const char *option)
-{
-    if (!path)
-        return 0;
-    if (!*path) {
-        cli_error("bench: bad %s file name (see clattn bench --help)", option);
-        return EXIT_USAGE;
-    }
-    char err[PATH_MAX + 256];
-    if (outfile_check(path, err, sizeof err)) {
-        cli_error("bench: %s", err);
-        return 1;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ device */
 
 static void device_string(cl_device_id d, cl_device_info what, char *buf, size_t cap)
@@ -98,17 +78,17 @@ static size_t build_rows(const bench_config *c, const bench_case *cases, size_t 
     for (size_t i = 0; i < n_cases; i++)
         for (int m = 0; m < 3; m++)
             for (int p = 0; p < 2; p++) {
-                if (!(cases[i].masks & (1 << m)) || !(c->paths & (1 << p)))
+                const clattn_path path = p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE;
+                if (!(cases[i].masks & CLI_MASK(mask_modes[m])) || !(c->paths & CLI_PATH_BIT(path)))
                     continue;
                 bench_row *r = &rows[n++];
                 memset(r, 0, sizeof *r);
                 r->case_index = i;
                 r->shape = cases[i].shape;
                 r->causal = mask_modes[m];
-                r->path = p ? CLATTN_PATH_FUSED : CLATTN_PATH_NAIVE;
-                r->fused_kernel = c->fused_kernel;
+                r->path = path;
+                r->opts = &c->opts;
                 r->kv_lens = kv_lens;
-                r->split_kv = c->split_kv;
             }
     return n;
 }
@@ -142,7 +122,7 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
 {
     int want = 0;
     for (size_t i = 0; i < n; i++)
-        want |= !rows[i].predicted_oom || cfg->confirm_oom;
+        want |= !rows[i].predicted_oom || cfg->args->confirm_oom;
     if (!want) {
         for (size_t i = 0; i < n; i++) {
             progress(first + i, total, &rows[i]);
@@ -151,7 +131,7 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
         return 0;
     }
     char detail[320];
-    if (!cfg->confirm_oom && bench_inputs_too_big(dev, &rows[0].shape, detail, sizeof detail)) {
+    if (!cfg->args->confirm_oom && bench_inputs_too_big(dev, &rows[0].shape, detail, sizeof detail)) {
         for (size_t i = 0; i < n; i++)
             progress(first + i, total, &rows[i]);
         set_status(rows, n, BENCH_OOM, 1, detail);
@@ -160,7 +140,8 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
     bench_inputs in;
     fprintf(stderr, "       B=%zu Nq=%zu Nk=%zu: generating and uploading inputs\n",
             rows[0].shape.batch, rows[0].shape.q_len, rows[0].shape.kv_len);
-    int rc = bench_inputs_make(ctx, &rows[0].shape, cfg->seed, &in, detail, sizeof detail);
+    int rc = bench_inputs_make(ctx, &rows[0].shape, cfg->args->call.seed, &in, detail,
+                               sizeof detail);
     if (rc < 0) {
         /* Out of memory confirms a prediction; anywhere else it is an error. */
         for (size_t i = 0; i < n; i++)
@@ -171,7 +152,7 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
     }
     for (size_t i = 0; i < n && rc != CLATTN_EDEVLOST; i++) {
         progress(first + i, total, &rows[i]);
-        if (rows[i].predicted_oom && !cfg->confirm_oom) {
+        if (rows[i].predicted_oom && !cfg->args->confirm_oom) {
             rows[i].status = BENCH_OOM;
             continue;
         }
@@ -219,11 +200,12 @@ static int write_outputs(const bench_config *cfg, const bench_device *dev, const
 {
     int failed = 0;
     char err[PATH_MAX + 256];
-    if (cfg->json_path && bench_write_json(cfg->json_path, cfg, dev, rows, n, err, sizeof err)) {
+    const cli_call *call = &cfg->args->call;
+    if (call->json && bench_write_json(call->json, cfg, dev, rows, n, err, sizeof err)) {
         cli_error("bench: %s", err);
         failed = 1;
     }
-    if (cfg->csv_path && bench_write_csv(cfg->csv_path, rows, n, err, sizeof err)) {
+    if (call->csv && bench_write_csv(call->csv, rows, n, err, sizeof err)) {
         cli_error("bench: %s", err);
         failed = 1;
     }
@@ -234,8 +216,8 @@ static int write_outputs(const bench_config *cfg, const bench_device *dev, const
  * (--json /dev/stdout on a pipe): then to stderr, so the data stays clean. */
 static FILE *report_stream(const bench_config *cfg)
 {
-    return outfile_is_stdout(cfg->json_path) || outfile_is_stdout(cfg->csv_path) ? stderr
-                                                                                  : stdout;
+    const cli_call *call = &cfg->args->call;
+    return outfile_is_stdout(call->json) || outfile_is_stdout(call->csv) ? stderr : stdout;
 }
 
 static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
@@ -247,8 +229,7 @@ static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_devic
         cli_error("bench: out of memory");
         return 1;
     }
-    size_t n = build_rows(cfg, cfg->cases, cfg->n_cases, cfg->n_kv_lens ? cfg->kv_lens : NULL,
-                          rows);
+    size_t n = build_rows(cfg, cfg->cases, cfg->n_cases, cfg->args->call.kv_lens, rows);
     for (size_t i = 0; i < n; i++) {
         int rc = bench_predict_row(ctx, dev, &rows[i]);
         if (rc < 0) {
@@ -296,17 +277,17 @@ int cmd_bench(int argc, char **argv)
     bench_config *cfg = malloc(sizeof *cfg);
     if (!cfg) {
         cli_error("bench: out of memory");
+        cli_call_free(&a.call);
         return 1;
     }
-    /* Usage errors before a device is opened; the device may still scale
-     * the preset's shapes below. */
+    /* Usage errors before a device is opened (and outputs that cannot be
+     * written found out now, not after minutes of benchmarking); the
+     * device may still scale the preset's shapes below. */
     rc = bench_resolve_config(&a, 1, cfg);
-    if (rc == 0)
-        rc = check_output(a.json_path, "--json");
-    if (rc == 0)
-        rc = check_output(a.csv_path, "--csv");
+    if (rc == 0 && (cli_output_check(a.call.json) || cli_output_check(a.call.csv)))
+        rc = 1;
     clattn_ctx *ctx = NULL;
-    if (rc == 0 && cli_open(a.device, &ctx) < 0)
+    if (rc == 0 && cli_open(a.call.device, &ctx) < 0)
         rc = 1;
     bench_device dev;
     if (rc == 0 && (rc = describe_device(ctx, cfg->dtype, &dev)) < 0) {
@@ -323,5 +304,6 @@ int cmd_bench(int argc, char **argv)
     }
     clattn_close(&ctx);
     free(cfg);
+    cli_call_free(&a.call);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "ceilings_auto.h"
 #include "cli.h"
 #include "commands.h"
+#include "outfile.h"
 #include "predict.h"
 
 #define DEFAULT_TILE 64
@@ -231,6 +232,18 @@ static int predict_all(const struct predict_args *a, clattn_ctx *ctx,
     return rc;
 }
 
+/* --json into its file: 0, or 1 after the message. */
+static int write_json(const struct predict_args *a, clattn_ctx *ctx,
+                      const struct predict_figures *f, const struct predict_limits *l,
+                      const struct predict_row *rows, size_t n)
+{
+    outfile jf;
+    if (cli_output_open(a->json, &jf))
+        return 1;
+    predict_print_json(jf.stream, a, ctx, f, l, rows, n);
+    return cli_output_commit(&jf);
+}
+
 int cmd_predict(int argc, char **argv)
 {
     struct predict_args args;
@@ -242,22 +255,26 @@ int cmd_predict(int argc, char **argv)
 
     int status = predict_parse_args(argc, argv, &args);
     if (status)
-        return status == 1 ? 0 : 2;
-    if (resolve_figures(&args, &ctx, &figs))
+        return status == 1 ? 0 : status;
+    if (cli_output_check(args.json) || resolve_figures(&args, &ctx, &figs)) {
+        cli_call_free(&args.call);
         return 1;
+    }
     clattn_model_device dev = model_device(&figs);
     int rc = predict_all(&args, ctx, &dev, rows, &n_rows);
     if (rc == 0)
         rc = compute_limits(&args, &dev, &limits);
     if (rc < 0) {
         /* The model rejects only shapes: an argument problem. */
-        cli_lib_error("predict: cannot model this shape", rc);
-        status = 2;
-    } else if (args.json) {
-        predict_print_json(&args, ctx, &figs, &limits, rows, n_rows);
+        status = cli_usage_error("predict", "bad shape: %s", clattn_last_error_detail());
     } else {
-        predict_print_text(&args, ctx, &figs, &dev, &limits, rows, n_rows);
+        /* JSON on stdout replaces the tables; into a file it goes beside them. */
+        if (!args.json || !outfile_is_stdout(args.json))
+            predict_print_text(&args, ctx, &figs, &dev, &limits, rows, n_rows);
+        if (args.json)
+            status = write_json(&args, ctx, &figs, &limits, rows, n_rows);
     }
     clattn_close(&ctx);
+    cli_call_free(&args.call);
     return status;
 }

@@ -19,6 +19,7 @@
  * library error, write error), 2 a usage error.
  */
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,23 +29,20 @@
 #include "commands.h"
 #include "json.h"
 #include "npy.h"
+#include "options.h"
 #include "outfile.h"
 
 #define CMD "run"
 
 typedef struct run_args {
     const char *q, *k, *v, *out;
-    const char *json;    /* --json FILE, or NULL */
     const char *lse_out; /* --lse-out FILE, or NULL */
-    const char *device;  /* NULL: $CLATTN_DEVICE or the default */
-    const char *kv_lens_text;
+    cli_call call;       /* the shared options: device, mask, path, kernel, ... */
     clattn_options opts;
 } run_args;
 
 typedef struct run_inputs {
     npy_array q, k, v;
-    uint32_t *kv_lens; /* --kv-lens, B of them once checked; NULL without */
-    size_t n_kv_lens;
 } run_inputs;
 
 /* What the summary line and the JSON report; the device name is copied
@@ -55,7 +53,7 @@ typedef struct run_result {
     double build, upload, device_s, download, total; /* seconds */
 } run_result;
 
-static void usage(FILE *f)
+static void usage(const cli_command *cmd, FILE *f)
 {
     fprintf(f,
             "usage: clattn run --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
@@ -65,26 +63,9 @@ static void usage(FILE *f)
             "(grouped-query attention) and d <= 256; all float32 ('<f4') or all float16\n"
             "('<f2'), C order. O is written as [B, H, Nq, d] in the inputs' dtype.\n"
             "\n"
-            "options:\n"
-            "  --causal[=top-left|bottom-right|none]\n"
-            "                  causal mask; --causal alone is top-left (key j visible to\n"
-            "                  query i iff j <= i); bottom-right aligns the last query\n"
-            "                  with the last key (j <= i + Nk - Nq)\n"
-            "  --scale S       score scale (default 1/sqrt(d))\n"
-            "  --path P        naive, fused or auto (default auto)\n"
-            "  --kernel K      fused kernel: auto or a name `clattn devices` lists (an\n"
-            "                  error where the device cannot run it)\n"
-            "  --kv-lens L0,L1,...\n"
-            "                  each sequence's own number of keys (B of them, each <= Nk);\n"
-            "                  keys past it are not read\n"
-            "  --split-kv N    split each sequence's keys into N chunks on the fused path\n"
-            "                  (flash-decoding); 0: the library's choice (default), 1: none\n"
-            "  --lse-out FILE  also write each row's log-sum-exp, float32 [B, H, Nq]\n"
-            "  --json FILE     write what ran and its times as JSON\n"
-            "  --device SEL    device index or name substring (default $CLATTN_DEVICE,\n"
-            "                  else the largest GPU, else the CPU)\n"
-            "  --allow-oom     run even when the chosen path is predicted not to fit\n"
-            "  -h, --help      this text\n"
+            "options:\n");
+    cli_print_options(cmd, f);
+    fprintf(f,
             "\n"
             "Inputs may be pipes or FIFOs (--q /dev/stdin). Outputs are written to a\n"
             "temporary file and renamed into place once complete, so a failed run\n"
@@ -112,52 +93,46 @@ static int parse_scale(const char *s, float *out)
     return 0;
 }
 
-/* Stores one option's value; 0, or CLI_EXIT_USAGE after the message. */
-static int set_option(run_args *a, int opt, const char *value)
+enum { OPT_SCALE = 1 };
+
+static const cli_option own_options[] = {
+    { "q", required_argument, 0, CLI_STORE_TEXT, offsetof(run_args, q), "--q, --k, --v FILE",
+      "the inputs: .npy, float32 or float16 (pipes and\nFIFOs too)" },
+    CLI_TEXT("k", "K.npy", run_args, k, NULL),
+    CLI_TEXT("v", "V.npy", run_args, v, NULL),
+    CLI_TEXT("out", "O.npy", run_args, out, "where O goes"),
+    CLI_TEXT("lse-out", "FILE", run_args, lse_out,
+             "also write each row's log-sum-exp, float32\n[B, H, Nq]"),
+    CLI_VALUE("scale", "S", OPT_SCALE, "score scale (default 1/sqrt(d))"),
+    CLI_FLAG("allow-oom", run_args, opts.allow_oom,
+             "run even when the chosen path is predicted not\nto fit"),
+};
+
+/* --scale; 0, or CLI_EXIT_USAGE after the message. */
+static int set_option(void *state, const cli_option *option, const char *value)
 {
-    size_t n;
-    switch (opt) {
-    case 'q': a->q = value; break;
-    case 'k': a->k = value; break;
-    case 'v': a->v = value; break;
-    case 'o': a->out = value; break;
-    case 'j': a->json = value; break;
-    case 'l': a->lse_out = value; break;
-    case 'D': a->device = value; break;
-    case 'L': a->kv_lens_text = value; break;
-    case 'A': a->opts.allow_oom = 1; break;
-    case 'c':
-        if (cli_parse_causal(value, &a->opts.causal))
-            return cli_usage_error(CMD, "bad causal mask '%s' (top-left, bottom-right or none)",
-                                   value);
-        break;
-    case 'p':
-        if (cli_parse_path(value, &a->opts.path))
-            return cli_usage_error(CMD, "bad --path '%s' (naive, fused or auto)", value);
-        break;
-    case 's':
-        if (parse_scale(value, &a->opts.scale))
-            return cli_usage_error(CMD, "bad --scale '%s' (a positive number a float holds: "
-                                   "normal, 1.2e-38 to 3.4e38)", value);
-        break;
-    case 'K':
-        if (cli_parse_fused_kernel(value, &a->opts.fused_kernel))
-            return cli_usage_error(CMD, "bad --kernel: %s", clattn_last_error_detail());
-        break;
-    case 'S':
-        if (cli_parse_size(value, &n) || n > UINT32_MAX)
-            return cli_usage_error(CMD, "bad --split-kv '%s' (0 .. 4294967295)", value);
-        a->opts.split_kv = (uint32_t)n;
-        break;
-    default: return CLI_EXIT_USAGE;
-    }
+    run_args *a = state;
+    if (parse_scale(value, &a->opts.scale))
+        return cli_usage_error(CMD, "bad --scale '%s' (a positive number a float holds: "
+                               "normal, 1.2e-38 to 3.4e38)", value);
     return 0;
 }
+
+static const cli_default run_defaults[] = {
+    { CLI_CAUSAL, "none" }, { CLI_PATH, "auto" }, { CLI_KERNEL, "auto" }, { CLI_SPLIT_KV, "0" },
+    { 0, NULL },
+};
+
+static const cli_command run_command = {
+    CMD, CLI_DEVICE | CLI_CAUSAL | CLI_PATH | CLI_KERNEL | CLI_KV_LENS | CLI_SPLIT_KV |
+             CLI_PARAMS | CLI_JSON,
+    own_options, CLI_COUNT(own_options), set_option, usage, run_defaults,
+};
 
 /* At most one output may be stdout. */
 static int check_stdout_outputs(const run_args *a)
 {
-    const char *outs[3] = { a->out, a->json, a->lse_out };
+    const char *outs[3] = { a->out, a->call.json, a->lse_out };
     int n = 0;
     for (int i = 0; i < 3; i++)
         n += outs[i] && outfile_is_stdout(outs[i]);
@@ -165,49 +140,18 @@ static int check_stdout_outputs(const run_args *a)
                  : 0;
 }
 
-/* Whether `s` is "L0,L1,..." (how many is for the files to say). */
-static int valid_lens(const char *s)
-{
-    const size_t cap = cli_list_items(s);
-    size_t n;
-    uint32_t *v = malloc(cap * sizeof *v);
-    int ok = v && cli_parse_lens(s, v, cap, &n) == 0;
-    free(v);
-    return ok;
-}
-
 /* Returns 0 to go on, -1 after --help, or CLI_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option long_opts[] = {
-        { "q", required_argument, 0, 'q' },        { "k", required_argument, 0, 'k' },
-        { "v", required_argument, 0, 'v' },        { "out", required_argument, 0, 'o' },
-        { "json", required_argument, 0, 'j' },     { "lse-out", required_argument, 0, 'l' },
-        { "device", required_argument, 0, 'D' },   { "path", required_argument, 0, 'p' },
-        { "scale", required_argument, 0, 's' },    { "kernel", required_argument, 0, 'K' },
-        { "causal", optional_argument, 0, 'c' },   { "allow-oom", no_argument, 0, 'A' },
-        { "kv-lens", required_argument, 0, 'L' },  { "split-kv", required_argument, 0, 'S' },
-        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
-    };
     memset(a, 0, sizeof *a);
     clattn_default_options(&a->opts);
-    int opt;
-    while ((opt = cli_getopt(CMD, argc, argv, ":h", long_opts)) != -1) {
-        if (opt == '?')
-            return CLI_EXIT_USAGE;
-        if (opt == 'h') {
-            usage(stdout);
-            return -1;
-        }
-        if (set_option(a, opt, optarg))
-            return CLI_EXIT_USAGE;
-    }
+    int rc = cli_parse_command(&run_command, argc, argv, &a->call, a);
+    if (rc)
+        return rc == 1 ? -1 : rc;
+    cli_call_options(&a->call, &a->opts);
     const char *missing = !a->q ? "--q" : !a->k ? "--k" : !a->v ? "--v" : !a->out ? "--out" : NULL;
     if (missing)
         return cli_usage_error(CMD, "missing %s", missing);
-    if (a->kv_lens_text && !valid_lens(a->kv_lens_text))
-        return cli_usage_error(CMD, "bad --kv-lens '%.80s' (lengths separated by commas)",
-                               a->kv_lens_text);
     return check_stdout_outputs(a);
 }
 
@@ -323,31 +267,9 @@ static int check_inputs(const run_args *a, const run_inputs *in, clattn_shape *s
 
 /* --kv-lens: one length per sequence, each at most Nk (checked against
  * the files, so a mismatch is an input error, status 1). */
-static int check_kv_lens(const run_args *a, const clattn_shape *s, run_inputs *in)
+static int check_kv_lens(const run_args *a, const clattn_shape *s)
 {
-    if (!a->kv_lens_text)
-        return 0;
-    const size_t cap = cli_list_items(a->kv_lens_text);
-    in->kv_lens = malloc(cap * sizeof *in->kv_lens);
-    if (!in->kv_lens) {
-        cli_error("run: out of memory for --kv-lens");
-        return 1;
-    }
-    size_t n = 0;
-    /* Its grammar was checked with the options. */
-    cli_parse_lens(a->kv_lens_text, in->kv_lens, cap, &n);
-    if (n != s->batch) {
-        cli_error("run: --kv-lens gives %zu lengths; %s has B=%zu sequences", n, a->q, s->batch);
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (in->kv_lens[i] > s->kv_len) {
-            cli_error("run: --kv-lens: %u (sequence %zu) is more than Nk = %zu of %s",
-                      in->kv_lens[i], i, s->kv_len, a->k);
-            return 1;
-        }
-    in->n_kv_lens = n;
-    return 0;
+    return cli_check_kv_lens(CMD, &a->call, s->batch, s->kv_len, a->q, CLI_EXIT_FAILURE);
 }
 
 /* --------------------------------------------------------------------- run */
@@ -475,10 +397,9 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
         cli_error("run: out of memory for %zu bytes of output", nbytes);
         return 1;
     }
-    clattn_options opts = a->opts;
-    opts.kv_lens = in->kv_lens;
+    const clattn_options opts = a->opts;
     clattn_ctx *ctx = NULL;
-    if (cli_open(a->device, &ctx))
+    if (cli_open(a->call.device, &ctx))
         return 1;
     snprintf(r->device, sizeof r->device, "%s", clattn_device_name(ctx));
     const double t0 = cli_now();
@@ -505,7 +426,7 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
 static int check_output_paths(const run_args *a)
 {
     return cli_output_check(a->out) || cli_output_check(a->lse_out) ||
-           cli_output_check(a->json);
+           cli_output_check(a->call.json);
 }
 
 static int write_npy(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
@@ -546,14 +467,7 @@ static void json_report(FILE *f, const run_args *a, const run_inputs *in,
     json_str(j, "dtype", cli_dtype_name(s->dtype));
     json_str(j, "causal", cli_causal_name(a->opts.causal));
     json_num(j, "scale", a->opts.scale > 0 ? a->opts.scale : 1.0 / sqrt((double)s->head_dim), 0);
-    if (in->kv_lens) {
-        json_open(j, "kv_lens", '[');
-        for (size_t i = 0; i < in->n_kv_lens; i++)
-            json_u64(j, NULL, in->kv_lens[i]);
-        json_close(j, ']');
-    } else {
-        json_null(j, "kv_lens");
-    }
+    json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
     json_u64(j, "split_kv", a->opts.split_kv);
     json_str(j, "path", cli_path_name(r->info.path));
     json_str(j, "kernel", r->info.kernel);
@@ -578,10 +492,10 @@ static void json_report(FILE *f, const run_args *a, const run_inputs *in,
 static int write_json(const run_args *a, const run_inputs *in, const clattn_shape *s,
                       const run_result *r)
 {
-    if (!a->json)
+    if (!a->call.json)
         return 0;
     outfile f;
-    if (cli_output_open(a->json, &f))
+    if (cli_output_open(a->call.json, &f))
         return 1;
     json_report(f.stream, a, in, s, r);
     return cli_output_commit(&f);
@@ -604,16 +518,17 @@ int cmd_run(int argc, char **argv)
     /* The summary comes last, so a line on stdout means the outputs were
      * written. */
     status = load_inputs(&args, &in) || check_inputs(&args, &in, &shape) ||
-             check_kv_lens(&args, &shape, &in) || check_output_paths(&args) ||
+             check_kv_lens(&args, &shape) || check_output_paths(&args) ||
              run_attention(&args, &in, &shape, &o, &lse, &result) ||
              write_outputs(&args, &shape, o, lse) || write_json(&args, &in, &shape, &result);
-    const int to_stderr = outfile_is_stdout(args.out) || (args.json && outfile_is_stdout(args.json))
+    const int to_stderr = outfile_is_stdout(args.out) ||
+                          (args.call.json && outfile_is_stdout(args.call.json))
                           || (args.lse_out && outfile_is_stdout(args.lse_out));
     if (status == 0)
         print_summary(to_stderr ? stderr : stdout, &result, &shape, &args.opts);
     free(o);
     free(lse);
-    free(in.kv_lens);
+    cli_call_free(&args.call);
     npy_free(&in.v);
     npy_free(&in.k);
     npy_free(&in.q);

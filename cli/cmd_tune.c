@@ -6,6 +6,7 @@
  * fused path is one kernel.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,26 +14,27 @@
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
+#include "options.h"
 #include "outfile.h"
 
 #define CMD "tune"
 
-static void usage(FILE *f)
+static void usage(const cli_command *cmd, FILE *f)
 {
     fprintf(f,
-            "usage: clattn tune [--device SEL] [-d 64,128,256] [-B 4] [-H 16] [-N 4096]\n"
-            "                   [--causal no|yes|both] [--dtype fp16|fp32] [--seconds S]\n"
-            "                   [--kernel auto|all|NAME] [--tiles BMxBN[xTM],...] [--no-check]\n"
-            "                   [--no-save] [--json FILE]\n"
+            "usage: clattn tune [options]\n"
+            "\n"
             "Times every tile candidate of a fused kernel per head dim (median of\n"
             "repetitions, kernel profiling events) and records the fastest for this\n"
-            "device, unless --no-save. --kernel picks the kernel: the one AUTO runs\n"
-            "(default), every kernel of the table that runs here (all), or one by name.\n"
-            "Each candidate is first checked against the CPU reference; --no-check skips\n"
-            "that (for timing experimental kernels only, and implies --no-save).\n"
-            "--tiles replaces the kernel's candidates; TM is the rows per work-item of\n"
-            "a register-tiled kernel (tiled). --json FILE writes every candidate's\n"
-            "time and check (\"-\": stdout, the rows then go to stderr).\n" CLI_EXIT_HELP);
+            "device, unless --no-save. Each candidate is first checked against the CPU\n"
+            "reference. The shape is B=4 H=16 N=4096 (Hkv = H, Nq = Nk = N) unless\n"
+            "given.\n"
+            "\n"
+            "options:\n");
+    cli_print_options(cmd, f);
+    fprintf(f, "\n--json writes every candidate's time and check; on stdout, the rows go to\n"
+               "stderr. Status 1 when a candidate failed to run or the result could not\n"
+               "be saved.\n" CLI_EXIT_HELP);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -357,98 +359,89 @@ static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
     return failed ? -1 : 0;
 }
 
-struct tune_args {
-    const char *device, *json;
-    size_t dims[8], n_dims, batch, heads, len;
-    int causal_modes; /* bit 0: full, bit 1: causal */
-    clattn_dtype dtype;
+enum { OPT_SECONDS = 1, OPT_TILES };
+
+static const cli_option own_options[] = {
+    CLI_VALUE("seconds", "S", OPT_SECONDS, "timed work per candidate (default 0.3)"),
+    CLI_VALUE("tiles", "BMxBN[xTM],...", OPT_TILES,
+              "replaces the kernel's candidates; TM is the\n"
+              "rows per work-item of a register-tiled kernel\n(tiled)"),
+    CLI_UNFLAG("no-check", struct tune_settings, check,
+               "skip the check (for timing experimental kernels\nonly; implies --no-save)"),
+    CLI_UNFLAG("no-save", struct tune_settings, save,
+               "print the results without recording them"),
 };
 
-/* The option's name as the user wrote it, for a message. */
-static const char *option_name(int opt, const struct option *longs, char *buf, size_t cap)
+/* --seconds, --tiles into *set: 0, or CLI_EXIT_USAGE. */
+static int set_option(void *state, const cli_option *option, const char *v)
 {
-    for (const struct option *o = longs; o->name; o++)
-        if (o->val == opt) {
-            snprintf(buf, cap, "--%s", o->name);
-            return buf;
-        }
-    snprintf(buf, cap, "-%c", opt);
-    return buf;
+    struct tune_settings *set = state;
+    if (option->id == OPT_SECONDS) {
+        if (cli_parse_double(v, &set->budget) < 0 || !(set->budget >= 0))
+            return cli_usage_error(CMD, "bad --seconds '%.40s' (seconds >= 0)", v);
+        return 0;
+    }
+    if (parse_tiles(v, set) < 0)
+        return cli_usage_error(CMD, "bad --tiles '%.80s' (BMxBN or BMxBNxTM, separated by "
+                               "commas)", v);
+    return 0;
 }
 
-/* One option into *a and *set: 0, or -1 when its value is bad. */
-static int set_option(struct tune_args *a, struct tune_settings *set, int opt, const char *v)
-{
-    switch (opt) {
-    case 'D': a->device = v; return 0;
-    case 'j': a->json = v; return 0;
-    case 'd': return cli_parse_size_list(v, a->dims, 8, &a->n_dims);
-    case 'B': return cli_parse_size(v, &a->batch);
-    case 'H': return cli_parse_size(v, &a->heads);
-    case 'N': return cli_parse_size(v, &a->len);
-    case 't': return cli_parse_dtype(v, &a->dtype);
-    case 's': return cli_parse_double(v, &set->budget) || !(set->budget >= 0) ? -1 : 0;
-    case 'n': set->save = 0; return 0;
-    case 'C': set->check = 0; return 0;
-    case 'T': return parse_tiles(v, set);
-    case 'k':
-        set->all_kernels = !strcmp(v, "all");
-        return !set->all_kernels && cli_parse_fused_kernel(v, &set->kernel) < 0 ? -1 : 0;
-    case 'c':
-        if (!strcmp(v, "no")) a->causal_modes = 1;
-        else if (!strcmp(v, "yes")) a->causal_modes = 2;
-        else if (!strcmp(v, "both")) a->causal_modes = 3;
-        else return -1;
-        return 0;
-    default: return -1;
-    }
-}
+static const cli_default tune_defaults[] = {
+    { CLI_DTYPE, "fp16" }, { CLI_CAUSAL, "both" }, { CLI_KERNEL, "auto" }, { 0, NULL },
+};
+
+static const cli_command tune_command = {
+    CMD, CLI_DEVICE | CLI_SIZES | CLI_HEAD_DIMS | CLI_DTYPE | CLI_CAUSAL | CLI_MASKS |
+             CLI_KERNEL | CLI_ALL_KERNELS | CLI_JSON,
+    own_options, CLI_COUNT(own_options), set_option, usage, tune_defaults,
+};
+
+/* The shapes tuned: one per head dim, the sizes given or tune's own. */
+struct tune_args {
+    cli_call call;
+    clattn_shape shapes[CLI_MAX_HEAD_DIMS];
+    size_t n_shapes;
+    int masks; /* CLI_MASK bits: none and top-left */
+};
 
 /* 0 to go on, -1 after --help, CLI_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_settings *set)
 {
-    static const struct option long_opts[] = {
-        { "device", required_argument, 0, 'D' }, { "causal", required_argument, 0, 'c' },
-        { "dtype", required_argument, 0, 't' },  { "seconds", required_argument, 0, 's' },
-        { "no-save", no_argument, 0, 'n' },      { "help", no_argument, 0, 'h' },
-        { "tiles", required_argument, 0, 'T' },  { "no-check", no_argument, 0, 'C' },
-        { "kernel", required_argument, 0, 'k' }, { "json", required_argument, 0, 'j' },
-        { 0, 0, 0, 0 },
-    };
-    *a = (struct tune_args){ .dims = { 64, 128, 256 }, .n_dims = 3, .batch = 4, .heads = 16,
-                             .len = 4096, .causal_modes = 3, .dtype = CLATTN_F16 };
-    int opt;
-    while ((opt = cli_getopt(CMD, argc, argv, ":d:B:H:N:h", long_opts)) != -1) {
-        if (opt == '?')
-            return CLI_EXIT_USAGE;
-        if (opt == 'h') {
-            usage(stdout);
-            return -1;
-        }
-        char name[32];
-        if (set_option(a, set, opt, optarg))
-            return cli_usage_error(CMD, "bad value '%s' for %s", optarg ? optarg : "",
-                                   option_name(opt, long_opts, name, sizeof name));
+    static const size_t dims[] = { 64, 128, 256 };
+    int rc = cli_parse_command(&tune_command, argc, argv, &a->call, set);
+    if (rc)
+        return rc == 1 ? -1 : rc;
+    const cli_call *c = &a->call;
+    set->all_kernels = c->all_kernels;
+    set->kernel = c->kernel;
+    a->masks = c->masks ? c->masks : CLI_MASKS_BOTH;
+    if (a->masks & CLI_MASK(CLATTN_CAUSAL_BOTTOM_RIGHT))
+        rc = cli_usage_error(CMD, "--causal: tune times none and top-left (the kernels' causal "
+                             "variant serves both alignments)");
+    const size_t n = c->lens[0] ? c->lens[0] : 4096, heads = c->heads ? c->heads : 16;
+    a->n_shapes = c->n_head_dims ? c->n_head_dims : 3;
+    for (size_t i = 0; rc == 0 && i < a->n_shapes; i++) {
+        a->shapes[i] = (clattn_shape){ c->batch ? c->batch : 4, heads,
+                                       c->kv_heads ? c->kv_heads : heads, c->q_len ? c->q_len : n,
+                                       n, c->n_head_dims ? c->head_dims[i] : dims[i],
+                                       c->given & CLI_DTYPE ? c->dtype : CLATTN_F16 };
+        rc = cli_check_shape(CMD, &a->shapes[i]);
     }
-    return 0;
+    if (rc)
+        cli_call_free(&a->call);
+    return rc;
 }
 
 /* Tunes every (d, causal) asked for; nonzero if any failed. */
 static int tune_all(clattn_ctx *ctx, const struct tune_args *a, const struct tune_settings *set)
 {
     int failed = 0;
-    for (size_t i = 0; i < a->n_dims; i++) {
+    for (size_t i = 0; i < a->n_shapes; i++) {
         for (int causal = 0; causal < 2; causal++) {
-            if (!(a->causal_modes & (1 << causal)))
+            if (!(a->masks & CLI_MASK(causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE)))
                 continue;
-            clattn_shape s = { a->batch, a->heads, a->heads, a->len, a->len, a->dims[i],
-                               a->dtype };
-            if (clattn_shape_check(&s) < 0) {
-                cli_lib_error("bad shape", CLATTN_EINVAL);
-                failed = 1;
-                continue;
-            }
-            if (tune_one(ctx, &s, causal, set) < 0) {
+            if (tune_one(ctx, &a->shapes[i], causal, set) < 0) {
                 failed = 1;
                 if (lost(ctx))
                     return failed;
@@ -466,35 +459,41 @@ int cmd_tune(int argc, char **argv)
     int status = parse_args(argc, argv, &a, &set);
     if (status)
         return status < 0 ? CLI_EXIT_OK : status;
-    if (cli_output_check(a.json))
-        return CLI_EXIT_FAILURE;
-    set.text = a.json && outfile_is_stdout(a.json) ? stderr : stdout;
-    clattn_ctx *ctx;
+    const char *json = a.call.json;
+    const clattn_shape *s = &a.shapes[0];
+    set.text = json && outfile_is_stdout(json) ? stderr : stdout;
+    clattn_ctx *ctx = NULL;
     outfile jf;
     struct json j;
-    if (cli_open_with_report(a.device, a.json, "tune", &ctx, &jf, &j))
+    if (cli_output_check(json) ||
+        cli_open_with_report(a.call.device, json, "tune", &ctx, &jf, &j)) {
+        cli_call_free(&a.call);
         return CLI_EXIT_FAILURE;
-    if (a.json) {
+    }
+    if (json) {
         set.json = &j;
         json_open(&j, "shape", '{');
-        json_u64(&j, "batch", a.batch);
-        json_u64(&j, "heads", a.heads);
-        json_u64(&j, "len", a.len);
-        json_str(&j, "dtype", cli_dtype_name(a.dtype));
+        json_u64(&j, "batch", s->batch);
+        json_u64(&j, "heads", s->heads);
+        json_u64(&j, "kv_heads", s->kv_heads);
+        json_u64(&j, "q_len", s->q_len);
+        json_u64(&j, "len", s->kv_len);
+        json_str(&j, "dtype", cli_dtype_name(s->dtype));
         json_close(&j, '}');
         json_bool(&j, "save", set.save && set.check);
         json_open(&j, "results", '[');
     }
-    fprintf(set.text, "device: %s\nshape: B=%zu H=%zu N=%zu %s\n", clattn_device_name(ctx),
-            a.batch, a.heads, a.len, cli_dtype_name(a.dtype));
+    fprintf(set.text, "device: %s\nshape: B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu %s\n",
+            clattn_device_name(ctx), s->batch, s->heads, s->kv_heads, s->q_len, s->kv_len,
+            cli_dtype_name(s->dtype));
     int failed = tune_all(ctx, &a, &set);
     clattn_close(&ctx);
-    if (a.json) {
+    if (json) {
         json_close(&j, ']');
         json_bool(&j, "failed", failed);
         json_end_document(&j);
-        if (cli_output_commit(&jf))
-            return CLI_EXIT_FAILURE;
+        failed |= cli_output_commit(&jf);
     }
+    cli_call_free(&a.call);
     return failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

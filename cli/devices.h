@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "options.h"
 
 struct devices_args {
     const char *device; /* --device SEL, NULL for all (listing) / default (measure) */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* clattn devices: usage and arguments. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 
 #define CMD "devices"
 
-static void usage(FILE *f)
+static void usage(const cli_command *cmd, FILE *f)
 {
     fprintf(f,
             "usage: clattn devices [--device SEL] [--json[=FILE]]\n"
@@ -17,53 +18,58 @@ static void usage(FILE *f)
             "\n"
             "Lists every OpenCL platform and device: what OpenCL and vendor attributes\n"
             "report, and the ceilings the model uses (cache, bandwidth, FLOP/s), each\n"
-            "labelled reported, vendor attribute, measured or table.\n"
+            "labelled reported, vendor attribute, measured or table. --device lists one\n"
+            "device only (and names the one --measure measures); --json writes the\n"
+            "listing or the measurement as JSON instead of text.\n"
             "\n"
-            "  --device SEL     only this device (an index or a name substring)\n"
-            "  --json[=FILE]    machine-readable output, on stdout or into FILE (written\n"
-            "                   whole or not at all)\n"
-            "  --measure        measure bandwidth, FMA rates, launch latency and the\n"
-            "                   last-level cache on SEL (default: the default device)\n"
-            "                   and save them for the model ($XDG_CACHE_HOME/clattn)\n"
-            "  --quick          small sizes, 3 repetitions: seconds, rough figures,\n"
-            "                   not saved\n"
-            "  --no-sweep       skip the working-set sweep (no cache figure)\n"
-            "  --repetitions N  timed runs per figure (default 7)\n"
+            "options:\n");
+    cli_print_options(cmd, f);
+    fprintf(f,
             "\n"
             "The probe builds run with stderr set aside: what a compiler prints there\n"
             "when one fails (PoCL) is replaced by the build log in the listing.\n"
             CLI_EXIT_HELP);
 }
 
+static const cli_option own_options[] = {
+    CLI_FLAG("measure", struct devices_args, measure,
+             "measure bandwidth, FMA rates, launch latency and\n"
+             "the last-level cache on SEL (default: the default\n"
+             "device) and save them for the model\n($XDG_CACHE_HOME/clattn)"),
+    CLI_FLAG("quick", struct devices_args, quick,
+             "small sizes, 3 repetitions: seconds, rough\nfigures, not saved"),
+    CLI_UNFLAG("no-sweep", struct devices_args, sweep,
+               "skip the working-set sweep (no cache figure)"),
+    CLI_VALUE("repetitions", "N", 1, "timed runs per figure (default 7)"),
+};
+
+/* --repetitions; 0, or CLI_EXIT_USAGE. */
+static int set_option(void *state, const cli_option *option, const char *v)
+{
+    struct devices_args *a = state;
+    size_t n;
+    if (cli_parse_size(v, &n) || n < 1 || n > 101)
+        return cli_usage_error(CMD, "bad --repetitions '%.40s' (1 .. 101)", v);
+    a->repetitions = (uint32_t)n;
+    return 0;
+}
+
+static const cli_command devices_command = {
+    CMD, CLI_DEVICE | CLI_JSON, own_options, CLI_COUNT(own_options), set_option, usage, NULL,
+};
+
 int devices_parse_args(int argc, char **argv, struct devices_args *a)
 {
-    static const struct option long_opts[] = {
-        { "device", required_argument, 0, 'D' }, { "json", optional_argument, 0, 'j' },
-        { "measure", no_argument, 0, 'm' },      { "quick", no_argument, 0, 'q' },
-        { "no-sweep", no_argument, 0, 'S' },     { "repetitions", required_argument, 0, 'r' },
-        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
-    };
     memset(a, 0, sizeof *a);
     a->sweep = 1;
     a->repetitions = 7;
-    int opt;
-    size_t n;
-    while ((opt = cli_getopt(CMD, argc, argv, ":h", long_opts)) != -1) {
-        switch (opt) {
-        case '?': return CLI_EXIT_USAGE;
-        case 'h': usage(stdout); return 1;
-        case 'D': a->device = optarg; break;
-        case 'j': a->json = optarg ? optarg : "-"; break;
-        case 'm': a->measure = 1; break;
-        case 'q': a->quick = 1; break;
-        case 'S': a->sweep = 0; break;
-        case 'r':
-            if (cli_parse_size(optarg, &n) || n < 1 || n > 101)
-                return cli_usage_error(CMD, "--repetitions wants 1..101, not '%s'", optarg);
-            a->repetitions = (uint32_t)n;
-            break;
-        }
-    }
+    cli_call call;
+    int rc = cli_parse_command(&devices_command, argc, argv, &call, a);
+    if (rc)
+        return rc;
+    a->device = call.device;
+    a->json = call.json;
+    cli_call_free(&call);
     return 0;
 }
 

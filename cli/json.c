@@ -117,3 +117,15 @@ void json_shape_fields(struct json *j, const clattn_shape *s)
     json_u64(j, "kv_len", s->kv_len);
     json_u64(j, "head_dim", s->head_dim);
 }
+
+void json_u32_list(struct json *j, const char *key, const uint32_t *v, size_t n)
+{
+    if (!v) {
+        json_null(j, key);
+        return;
+    }
+    json_open(j, key, '[');
+    for (size_t i = 0; i < n; i++)
+        json_u64(j, NULL, v[i]);
+    json_close(j, ']');
+}

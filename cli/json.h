@@ -6,6 +6,7 @@
 #ifndef CLATTN_TOOLS_JSON_H
 #define CLATTN_TOOLS_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,8 @@ void json_num(struct json *j, const char *key, double v, int zero_is_null);
 void json_str(struct json *j, const char *key, const char *s);
 /* {"value": v or null, "source": "reported" | ...}. */
 void json_figure(struct json *j, const char *key, clattn_figure f);
+/* An array of n values; null when v is NULL. */
+void json_u32_list(struct json *j, const char *key, const uint32_t *v, size_t n);
 /* A shape's fields into the open object: batch, heads, kv_heads, q_len,
  * kv_len, head_dim. */
 void json_shape_fields(struct json *j, const clattn_shape *s);

@@ -9,12 +9,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "options.h"
 
-#define PREDICT_MAX_LENS 64
-#define PREDICT_MAX_BATCH 4096 /* sequences --kv-lens can name */
+#define PREDICT_MAX_LENS CLI_MAX_LENS
 
 /* A device figure and where it came from. */
 struct predict_figures {
@@ -23,26 +24,24 @@ struct predict_figures {
 };
 
 struct predict_args {
+    cli_call call;       /* the shared options as given */
     clattn_shape shape;  /* lengths come from lens[] (Nk, and Nq unless q_len)
                           * or nq/nk */
     size_t lens[PREDICT_MAX_LENS];
     size_t n_lens;
     size_t nq, nk;       /* 0: not given */
     size_t q_len;        /* --q-len: Nq of every row of lens[]; 0: Nq = Nk */
-    int lens_given;      /* -N */
-    int kv_len_given;    /* --kv-len */
-    uint32_t kv_lens[PREDICT_MAX_BATCH]; /* --kv-lens, one per sequence */
-    size_t n_kv_lens;    /* 0: not given (Nk for all) */
+    const uint32_t *kv_lens; /* --kv-lens, one per sequence; NULL: Nk for all */
+    size_t n_kv_lens;
     uint32_t split_kv;   /* --split-kv: 0 the library's choice (none without a device) */
     int split_given;
     clattn_causal causal;
-    int causal_given;
     size_t block_m, block_n; /* 0: the device's or the default */
     uint64_t workspace;
     const char *device;
     int preset;
     struct predict_figures given;
-    int json;
+    const char *json;    /* --json: the file, "-" for stdout; NULL: tables */
 };
 
 /* One pair of lengths: the problem as modelled and its predictions. */
@@ -62,7 +61,8 @@ struct predict_limits {
 };
 
 /* Parses the arguments after "predict" (argv[0]) into `a`.
- * 0: parsed; 1: --help printed; 2: bad arguments (error printed). */
+ * 0: parsed (cli_call_free(&a->call) afterwards); 1: --help printed; 2: bad
+ * arguments (error printed). */
 int predict_parse_args(int argc, char **argv, struct predict_args *a);
 
 /* The tables, Q1 to Q4, on stdout. rows[0] holds what every row shares (the
@@ -72,9 +72,9 @@ void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_limits *l, const struct predict_row *rows,
                         size_t n);
 
-/* The same figures as one JSON object and a newline on stdout; unknown
+/* The same figures as one JSON object and a newline on `f`; unknown
  * figures are null. */
-void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
+void predict_print_json(FILE *out, const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const struct predict_limits *l,
                         const struct predict_row *rows, size_t n);
 

@@ -146,13 +146,13 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
     json_close(j, '}');
 }
 
-void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
+void predict_print_json(FILE *out, const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const struct predict_limits *l,
                         const struct predict_row *rows, size_t n)
 {
     struct json j;
     const clattn_shape *s = &a->shape;
-    json_begin_document(&j, stdout, "predict");
+    json_begin_document(&j, out, "predict");
     json_open(&j, "shape", '{');
     json_u64(&j, "batch", s->batch);
     json_u64(&j, "heads", s->heads);
@@ -161,14 +161,7 @@ void predict_print_json(const struct predict_args *a, clattn_ctx *ctx,
     json_str(&j, "dtype", cli_dtype_name(s->dtype));
     json_u64(&j, "element_bytes", clattn_dtype_size(s->dtype));
     json_str(&j, "causal", cli_causal_name(a->causal));
-    if (a->n_kv_lens) {
-        json_open(&j, "kv_lens", '[');
-        for (size_t b = 0; b < a->n_kv_lens; b++)
-            json_u64(&j, NULL, a->kv_lens[b]);
-        json_close(&j, ']');
-    } else {
-        json_null(&j, "kv_lens");
-    }
+    json_u32_list(&j, "kv_lens", a->kv_lens, a->n_kv_lens);
     json_close(&j, '}');
     json_device(&j, a, ctx, f, &rows[0].pred);
     json_limits(&j, l, &rows[0].pred);

@@ -143,12 +143,29 @@ static void names(void **state)
     assert_int_equal(cli_parse_causal("sideways", &c), -1);
 }
 
+static void kernel_params(void **state)
+{
+    (void)state;
+    static const char *const good[] = { "stages=3", "stages=3,direct=0", "gemm=builtin",
+                                        "a_b-c=1x2" };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (cli_parse_params(good[i]) != 0)
+            fail_msg("'%s' refused", good[i]);
+    static const char *const bad[] = { "", "stages", "stages=", "=3", "a=1,", ",a=1",
+                                       "a=1,,b=2", "a= 1", "a=b=c", "a b=1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cli_parse_params(bad[i]) != -1)
+            fail_msg("'%s' accepted", bad[i]);
+    assert_int_equal(cli_parse_params(NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes),      cmocka_unit_test(size_lists),
         cmocka_unit_test(length_lists), cmocka_unit_test(long_size_list),
         cmocka_unit_test(doubles),    cmocka_unit_test(byte_counts), cmocka_unit_test(names),
+        cmocka_unit_test(kernel_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

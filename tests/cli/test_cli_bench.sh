@@ -32,10 +32,10 @@ bench -N 8 --json nodir/out.json
 [ ! -s stdout ] || fail "--json into a missing directory ran the bench"
 # --kv-lens: one length per sequence, none above a row's Nk.
 bench -B 2 -N 8 --kv-lens 1
-[ "$rc" -eq 2 ] && grep -q "kv-lens gives 1 lengths; the rows have B = 2" stderr ||
+[ "$rc" -eq 2 ] && grep -q "kv-lens gives 1 lengths; a row has B = 2" stderr ||
     fail "--kv-lens with too few lengths: exit status $rc"
 bench -B 2 -N 8,16 --kv-lens 3,9
-[ "$rc" -eq 2 ] && grep -q "sequence 1 has 9 keys, more than the Nk = 8" stderr ||
+[ "$rc" -eq 2 ] && grep -q "sequence 1 has 9 keys, more than the Nk = 8 of a row" stderr ||
     fail "--kv-lens above Nk: exit status $rc"
 bench -B 1 -N 8 --kv-lens 1,x
 [ "$rc" -eq 2 ] || fail "--kv-lens that does not parse: exit status $rc"

@@ -13,28 +13,11 @@ set -eu
 
 CLATTN=${1:?usage: test_cli_common.sh path/to/clattn path/to/libfp16_claim.so}
 SHIM=${2:?usage: test_cli_common.sh path/to/clattn path/to/libfp16_claim.so}
-unset CLATTN_DEVICE
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_common.XXXXXX")
-trap 'rm -rf "$dir"' EXIT INT TERM
-export XDG_CACHE_HOME="$dir/cache" # tune and devices write nothing of the user's
-
-fail() {
-    echo "FAIL: $*" >&2
-    for f in stdout stderr; do
-        [ -s "$dir/$f" ] && { echo "--- $f:" >&2; head -40 "$dir/$f" >&2; }
-    done
-    exit 1
-}
-
-# run_it ARGS...: clattn ARGS, output in $dir/stdout and $dir/stderr, status in $rc.
-run_it() {
-    set +e
-    "$CLATTN" "$@" >"$dir/stdout" 2>"$dir/stderr"
-    rc=$?
-    set -e
-}
+TEST_NAME=test_cli_common
+# CLATTN absolute, the default device, python3 or exit 77, a scratch $dir
+# (entered) whose cache tune and devices write into, fail and run_clattn.
+. "$(dirname "$0")/cli_test_setup.sh"
+run_it() { run_clattn "$@"; }
 
 # usage_error NAME PATTERN ARGS...: status 2, nothing on stdout, exactly one
 # line on stderr matching PATTERN (grep -E).
@@ -43,9 +26,9 @@ usage_error() {
     shift 2
     run_it "$@"
     [ "$rc" -eq 2 ] || fail "$name: status $rc, want 2"
-    [ ! -s "$dir/stdout" ] || fail "$name: output on stdout"
-    [ "$(wc -l <"$dir/stderr")" -eq 1 ] || fail "$name: stderr is not one line"
-    grep -qE -- "$pattern" "$dir/stderr" || fail "$name: stderr does not match '$pattern'"
+    [ ! -s stdout ] || fail "$name: output on stdout"
+    [ "$(wc -l <stderr)" -eq 1 ] || fail "$name: stderr is not one line"
+    grep -qE -- "$pattern" stderr || fail "$name: stderr does not match '$pattern'"
     echo "ok: $name"
 }
 
@@ -63,100 +46,134 @@ PY
 
 # ------------------------------------------------------------ the tool itself
 run_it --help
-[ "$rc" -eq 0 ] && grep -q "^Exit status:" "$dir/stdout" && grep -q "2  usage error" "$dir/stdout" ||
+[ "$rc" -eq 0 ] && grep -q "^Exit status:" stdout && grep -q "2  usage error" stdout ||
     fail "clattn --help: status $rc or no exit statuses"
 for v in -V --version; do
     run_it $v
     [ "$rc" -eq 0 ] || fail "$v: status $rc"
-    grep -qE "^clattn [0-9]+\.[0-9]+\.[0-9]+$" "$dir/stdout" || fail "$v: no 'clattn X.Y.Z' line"
+    grep -qE "^clattn [0-9]+\.[0-9]+\.[0-9]+$" stdout || fail "$v: no 'clattn X.Y.Z' line"
     grep -qE "^library [0-9.]+, API [0-9]+\.[0-9]+ \(built against API [0-9]+\.[0-9]+\)$" \
-        "$dir/stdout" || fail "$v: no library line"
+        stdout || fail "$v: no library line"
 done
 echo "ok: -V, --version"
 usage_error "no command" "^clattn: error: no command \(see clattn --help\)$"
 usage_error "unknown command" "^clattn: error: unknown command 'frob'" frob
 
 # ------------------------------------------- every command, the same messages
-for cmd in devices run verify tune; do
+# One parser for all: the same messages for the same mistakes, and the
+# shared options spelled and described alike in every --help.
+for cmd in devices predict run verify bench tune; do
     run_it $cmd --help
     [ "$rc" -eq 0 ] || fail "$cmd --help: status $rc"
     grep -q "^Exit status: 0 ok, 1 failure (a run, a check or a file), 2 usage error.$" \
-        "$dir/stdout" || fail "$cmd --help: no exit statuses"
+        stdout || fail "$cmd --help: no exit statuses"
+    grep -q "^  --device SEL          an index from clattn devices" stdout ||
+        fail "$cmd --help: --device not described as the other commands describe it"
     usage_error "$cmd: unknown option" \
         "^clattn: error: $cmd: unknown option '--frobnicate' \(see clattn $cmd --help\)$" \
         $cmd --frobnicate
     usage_error "$cmd: missing value" \
         "^clattn: error: $cmd: option --device needs a value \(see clattn $cmd --help\)$" \
         $cmd --device
+    usage_error "$cmd: empty value" \
+        "^clattn: error: $cmd: option --device needs a value \(see clattn $cmd --help\)$" \
+        $cmd --device=
     usage_error "$cmd: operand" \
         "^clattn: error: $cmd: unexpected argument 'stray' \(see clattn $cmd --help\)$" \
         $cmd --device=0 stray
 done
-usage_error "tune: bad value" "^clattn: error: tune: bad value 'x' for -d " tune -d x
-usage_error "verify: bad --path" "^clattn: error: verify: --path must be naive" verify --path up
-# bench and predict keep their own parsers; they agree on the prefix and status.
-for cmd in bench predict; do
-    usage_error "$cmd: unknown option" "^clattn: error: $cmd: .*--frobnicate" $cmd --frobnicate
+# The shared options' values: one message each, whichever command reads them.
+for cmd in predict run verify bench tune; do
+    usage_error "$cmd: bad --causal" \
+        "^clattn: error: $cmd: bad --causal 'sideways' \(none, top-left or bottom-right" \
+        $cmd --causal sideways
 done
+for cmd in predict run verify bench; do
+    usage_error "$cmd: bad --split-kv" "^clattn: error: $cmd: bad --split-kv 'x' \(0 \.\. " \
+        $cmd --split-kv x
+    usage_error "$cmd: bad --kv-lens" "^clattn: error: $cmd: bad --kv-lens '1,,2'" \
+        $cmd --kv-lens 1,,2
+done
+for cmd in run verify bench; do
+    usage_error "$cmd: bad --params" "^clattn: error: $cmd: bad --params 'stages'" \
+        $cmd --params stages
+    usage_error "$cmd: bad --kernel" "^clattn: error: $cmd: bad --kernel: " $cmd --kernel nope
+done
+for cmd in predict verify bench tune; do
+    usage_error "$cmd: bad --dtype" "^clattn: error: $cmd: bad --dtype 'fp8' \(fp32 or fp16\)" \
+        $cmd --dtype fp8
+done
+usage_error "tune: bad -d" "^clattn: error: tune: bad -d 'x' " tune -d x
+usage_error "verify: bad --path" "^clattn: error: verify: bad --path 'up' \(naive, fused or both\)" \
+    verify --path up
+usage_error "run: bad --path" "^clattn: error: run: bad --path 'both' \(naive, fused or auto\)" \
+    run --q q --k k --v v --out o --path both
+usage_error "bench: the shape twice" "^clattn: error: bench: give the shape once" \
+    bench --shape 1,1,1,8,8,8 -B 2
+# An optional value as the next word: "--causal both", "--json FILE".
+run_it bench --causal both --help
+[ "$rc" -eq 0 ] || fail "bench --causal both: status $rc"
+usage_error "run: --causal both" "^clattn: error: run: bad --causal 'both' " \
+    run --causal both --q q --k k --v v --out o
 
 # ------------------------------------------------- outputs that cannot be made
-run_it verify --shape 1,1,1,2,2,2 --json "$dir/nodir/v.json"
-[ "$rc" -eq 1 ] && grep -q "nodir.*No such file" "$dir/stderr" && [ ! -e "$dir/nodir" ] ||
+run_it verify --shape 1,1,1,2,2,2 --json nodir/v.json
+[ "$rc" -eq 1 ] && grep -q "nodir.*No such file" stderr && [ ! -e nodir ] ||
     fail "verify --json into a missing directory: status $rc"
 echo "ok: --json into a missing directory refused before the work"
 
 # ------------------------------------------------------------- on a device
-if ! "$CLATTN" devices >"$dir/stdout" 2>"$dir/stderr"; then
+if ! "$CLATTN" devices >stdout 2>stderr; then
     echo "SKIP: 'clattn devices' fails: no OpenCL device"
     exit 77
 fi
-[ ! -s "$dir/stderr" ] || fail "clattn devices wrote on stderr"
+[ ! -s stderr ] || fail "clattn devices wrote on stderr"
 
 # A driver that advertises fp16 it cannot compile (the shim adds cl_khr_fp16
 # to the extensions): the probe fails, the compiler's summary stays off the
 # terminal, and the listing shows the build log instead.
 set +e
-LD_PRELOAD=$SHIM "$CLATTN" devices >"$dir/stdout" 2>"$dir/stderr"
+LD_PRELOAD=$SHIM "$CLATTN" devices >stdout 2>stderr
 rc=$?
 set -e
 [ "$rc" -eq 0 ] || fail "devices with fp16 claimed: status $rc"
-[ ! -s "$dir/stderr" ] || fail "devices with fp16 claimed: the compiler's output reached stderr"
-grep -q "fp16: cl_khr_fp16 *yes" "$dir/stdout" || fail "the shim did not take (no cl_khr_fp16)"
-if grep -q "fp16: half arithmetic *does not build" "$dir/stdout"; then
-    grep -q "^    fp16 probe build:" "$dir/stdout" &&
-        grep -q "CL_BUILD_PROGRAM_FAILURE" "$dir/stdout" ||
+[ ! -s stderr ] || fail "devices with fp16 claimed: the compiler's output reached stderr"
+grep -q "fp16: cl_khr_fp16 *yes" stdout || fail "the shim did not take (no cl_khr_fp16)"
+if grep -q "fp16: half arithmetic *does not build" stdout; then
+    grep -q "^    fp16 probe build:" stdout &&
+        grep -q "CL_BUILD_PROGRAM_FAILURE" stdout ||
         fail "devices: the failed probe's log is not in the listing"
     echo "ok: failed fp16 probe: nothing on stderr, its build log in the listing"
 else
     echo "ok: fp16 probe builds here; nothing on stderr"
 fi
 set +e
-LD_PRELOAD=$SHIM "$CLATTN" devices --json >"$dir/stdout" 2>"$dir/stderr"
+LD_PRELOAD=$SHIM "$CLATTN" devices --json >stdout 2>stderr
 rc=$?
 set -e
-[ "$rc" -eq 0 ] && [ ! -s "$dir/stderr" ] || fail "devices --json with fp16 claimed"
-is_json "$dir/stdout" command=devices || fail "devices --json: not JSON"
+[ "$rc" -eq 0 ] && [ ! -s stderr ] || fail "devices --json with fp16 claimed"
+is_json stdout command=devices || fail "devices --json: not JSON"
 echo "ok: devices --json with fp16 claimed"
 
 # --json FILE and --json - (the rows then on stderr), on verify and tune;
 # devices' --json=FILE.
 run_it verify --shape 1,2,1,5,7,8 --path fused --json -
 [ "$rc" -eq 0 ] || fail "verify --json -: status $rc"
-cp "$dir/stdout" "$dir/v.json"
-is_json "$dir/v.json" command=verify run=1 failed=0 || fail "verify --json -: not the report"
-grep -q "^fused fp32" "$dir/stderr" || fail "verify --json -: rows not on stderr"
-run_it verify --shape 1,2,1,5,7,8 --path naive --json "$dir/v2.json"
-[ "$rc" -eq 0 ] && is_json "$dir/v2.json" command=verify run=1 && grep -q "^naive" "$dir/stdout" ||
+cp stdout v.json
+is_json v.json command=verify run=1 failed=0 || fail "verify --json -: not the report"
+grep -q "^fused fp32" stderr || fail "verify --json -: rows not on stderr"
+run_it verify --shape 1,2,1,5,7,8 --path naive --json v2.json
+[ "$rc" -eq 0 ] && is_json v2.json command=verify run=1 && grep -q "^naive" stdout ||
     fail "verify --json FILE"
 echo "ok: verify --json"
 run_it tune -d 8 -B 1 -H 1 -N 40 --causal no --seconds 0.001 --tiles 16x16 --no-save --json -
 [ "$rc" -eq 0 ] || fail "tune --json -: status $rc"
-cp "$dir/stdout" "$dir/t.json"
-is_json "$dir/t.json" command=tune save=False failed=False || fail "tune --json -: not the report"
-grep -q "^best d=8 full" "$dir/stderr" || fail "tune --json -: rows not on stderr"
+cp stdout t.json
+is_json t.json command=tune save=False failed=False || fail "tune --json -: not the report"
+grep -q "^best d=8 full" stderr || fail "tune --json -: rows not on stderr"
 echo "ok: tune --json"
-run_it devices --json="$dir/d.json"
-[ "$rc" -eq 0 ] && [ ! -s "$dir/stdout" ] && is_json "$dir/d.json" command=devices ||
+run_it devices --json=d.json
+[ "$rc" -eq 0 ] && [ ! -s stdout ] && is_json d.json command=devices ||
     fail "devices --json=FILE"
 echo "ok: devices --json=FILE"
 echo "PASS"

@@ -89,9 +89,10 @@ echo "ok: decoding tables"
 
 # ---------------------------------------------------------- usage errors
 predict --preset seed -B 2 --kv-lens 1
-[ "$rc" -eq 2 ] && grep -q "needs B = 2 lengths" stderr || fail "--kv-lens count: status $rc"
+[ "$rc" -eq 2 ] && grep -q "gives 1 lengths; the shape has B = 2" stderr ||
+    fail "--kv-lens count: status $rc"
 predict --preset seed -B 2 -N 100,50 --kv-lens 10,60
-[ "$rc" -eq 2 ] && grep -q "sequence 1 has 60 keys, more than Nk = 50" stderr ||
+[ "$rc" -eq 2 ] && grep -q "sequence 1 has 60 keys, more than the Nk = 50" stderr ||
     fail "--kv-lens above Nk: status $rc"
 predict --preset seed --q-len 1 --nq 1 --nk 8
 [ "$rc" -eq 2 ] || fail "--q-len with --nq: status $rc"

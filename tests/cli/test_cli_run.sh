@@ -275,8 +275,9 @@ expect_error "mixed dtypes" 1 "dtypes differ" \
     --q "q.npy" --k "k16.npy" --v "v16.npy" --out "$out"
 expect_error "output directory missing" 1 "nodir.*no such file" \
     --q "q.npy" --k "k.npy" --v "v.npy" --out "nodir/$out"
-expect_error "--kv-lens count" 1 "kv-lens gives 3 lengths; q\.npy has B=2" $good --kv-lens 1,2,3
-expect_error "--kv-lens above Nk" 1 "kv-lens: 8 .*more than Nk = 7" $good --kv-lens 1,8
+expect_error "--kv-lens count" 1 "kv-lens gives 3 lengths; q\.npy has B = 2" $good --kv-lens 1,2,3
+expect_error "--kv-lens above Nk" 1 "kv-lens: sequence 1 has 8 keys, more than the Nk = 7 of q\.npy" \
+    $good --kv-lens 1,8
 expect_error "--json directory missing" 1 "nodir.*no such file" $good --json nodir/r.json
 
 # ----------------------------------------------- refused outputs (status 1)

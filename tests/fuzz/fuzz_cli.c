@@ -13,7 +13,10 @@
  *               listed suffix; for digits + suffix below 2^53, the exact
  *               product;
  *   names       exactly the listed spellings, each to its value; a refused
- *               name leaves the output alone.
+ *               name leaves the output alone;
+ *   params      name=value items separated by single commas, a name of
+ *               letters, digits, '_' and '-', a value of printable
+ *               characters other than space, ',' and '='.
  * Crashes, overreads (the string is a malloc'd copy of exactly its length)
  * and undefined behaviour such as an out-of-range float-to-integer
  * conversion are found by the sanitizers.
@@ -248,6 +251,35 @@ static void check_all_names(const char *s)
     check_names("cli_parse_path", parse_path, paths, COUNT(paths), s);
 }
 
+/* The --params grammar, item by item. */
+static int spec_params(const char *s)
+{
+    for (;;) {
+        size_t name = 0, value = 0;
+        while ((s[name] >= 'a' && s[name] <= 'z') || (s[name] >= 'A' && s[name] <= 'Z') ||
+               is_digit(s[name]) || s[name] == '_' || s[name] == '-')
+            name++;
+        if (!name || s[name] != '=')
+            return -1;
+        s += name + 1;
+        while (s[value] > ' ' && s[value] <= '~' && s[value] != ',' && s[value] != '=')
+            value++;
+        if (!value)
+            return -1;
+        s += value;
+        if (!*s)
+            return 0;
+        if (*s++ != ',')
+            return -1;
+    }
+}
+
+static void check_params(const char *s)
+{
+    if (cli_parse_params(s) != spec_params(s))
+        broken("cli_parse_params", s, "exactly the name=value lists are accepted");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nul = memchr(data, 0, size);
@@ -262,6 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_double(s);
     check_bytes(s);
     check_all_names(s);
+    check_params(s);
     free(s);
     return 0;
 }
