@@ -14,6 +14,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "cli.h"
 #include "options.h"
 
 #define BENCH_MAX_CASES CLI_MAX_LENS /* -N lengths, or a preset's shapes */
@@ -217,10 +218,12 @@ const char *bench_status_name(bench_status s);
 const char *bench_check_mode_name(bench_check_mode m); /* "auto", "full", "sampled" */
 void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *dev);
 void bench_print_table(FILE *f, const bench_row *rows, size_t n);
-/* Written whole or not at all, or in place on a character device or FIFO
- * (outfile.h); 0, or -1 with "<path>: <problem>" in err. */
-int bench_write_json(const char *path, const bench_config *cfg, const bench_device *dev,
-                     const bench_row *rows, size_t n, char *err, size_t errcap);
-int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err, size_t errcap);
+/* The JSON report and the CSV rows, written to `f`. */
+void bench_write_json(FILE *f, const bench_config *cfg, const bench_device *dev,
+                      const bench_row *rows, size_t n);
+void bench_write_csv(FILE *f, const bench_row *rows, size_t n);
+
+/* --json and --csv as the command's outputs (cli.h), writers set. */
+void bench_files(const bench_args *a, cli_file out[2]);
 
 #endif

@@ -113,10 +113,16 @@ int bench_parse_args(int argc, char **argv, bench_args *a)
     memset(a, 0, sizeof *a);
     a->reps_seconds = -1;
     int rc = cli_parse_command(&bench_command, argc, argv, &a->call, a);
-    if (rc == 0 && !(a->call.given & CLI_SEED))
+    if (rc)
+        return rc;
+    if (!(a->call.given & CLI_SEED))
         a->call.seed = 1;
-    if (rc == 0 && !(a->call.given & CLI_DTYPE))
+    if (!(a->call.given & CLI_DTYPE))
         a->call.dtype = CLATTN_F16;
+    cli_file out[2];
+    bench_files(a, out);
+    if ((rc = cli_check_files(CMD, out, 2, NULL, 0)))
+        cli_call_free(&a->call);
     return rc;
 }
 

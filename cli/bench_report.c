@@ -1,6 +1,6 @@
 /*
  * clattn bench: the header and the aligned table, and the same rows as JSON
- * and CSV files, each written whole or not at all through outfile.h.
+ * and CSV, written to the streams cmd_bench.c commits together.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "json.h"
-#include "outfile.h"
 
 const char *bench_status_name(bench_status s)
 {
@@ -413,14 +412,11 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
     json_close(j, '}');
 }
 
-int bench_write_json(const char *path, const bench_config *cfg, const bench_device *dev,
-                     const bench_row *rows, size_t n, char *err, size_t errcap)
+void bench_write_json(FILE *f, const bench_config *cfg, const bench_device *dev,
+                      const bench_row *rows, size_t n)
 {
-    outfile o;
-    if (outfile_open(&o, path, err, errcap))
-        return -1;
     struct json j;
-    json_begin_document(&j, o.stream, "bench");
+    json_begin_document(&j, f, "bench");
     json_open(&j, "device", '{');
     json_str(&j, "name", dev->name);
     json_str(&j, "driver", dev->driver);
@@ -445,7 +441,6 @@ int bench_write_json(const char *path, const bench_config *cfg, const bench_devi
         json_row(&j, &rows[i]);
     json_close(&j, ']');
     json_end_document(&j);
-    return outfile_commit(&o, err, errcap);
 }
 
 /* -------------------------------------------------------------------- CSV */
@@ -474,12 +469,8 @@ static void csv_num(FILE *f, double v, int have)
         fputc(',', f);
 }
 
-int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err, size_t errcap)
+void bench_write_csv(FILE *f, const bench_row *rows, size_t n)
 {
-    outfile o;
-    if (outfile_open(&o, path, err, errcap))
-        return -1;
-    FILE *f = o.stream;
     fputs("status,n,batch,heads,kv_heads,head_dim,dtype,causal,path,kernel,block_m,block_n,"
           "predicted_oom,reps,time_median_s,time_min_s,time_max_s,model_flops,useful_flops,"
           "model_bytes,intensity,tflops_model,tflops_useful,gbps,predicted_s,bound,ratio,"
@@ -539,5 +530,4 @@ int bench_write_csv(const char *path, const bench_row *rows, size_t n, char *err
         csv_string(f, r->detail);
         fputc('\n', f);
     }
-    return outfile_commit(&o, err, errcap);
 }

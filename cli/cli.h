@@ -54,6 +54,31 @@ int cli_output_check(const char *path);
 int cli_output_open(const char *path, outfile *f);
 int cli_output_commit(outfile *f);
 
+/* A file a command reads or writes, by the option that names it (outputs.c):
+ * for an output, what writes its bytes (0, or -1 with "<path>: <problem>"
+ * in err). */
+typedef struct cli_file {
+    const char *option; /* "--out" */
+    const char *path;   /* NULL: not given */
+    int (*write)(FILE *f, const char *path, const void *user, char *err, size_t errcap);
+    const void *user;
+} cli_file;
+
+#define CLI_MAX_OUTPUTS 4
+
+/* The outputs go to distinct files, none of them an input, and at most one
+ * to stdout (outfile_same_file: the same path however spelled, a hard
+ * link); 0, or CLI_EXIT_USAGE after the line naming both options. */
+int cli_check_files(const char *cmd, const cli_file *outputs, size_t n_out,
+                    const cli_file *inputs, size_t n_in);
+/* Every output given checked (cli_output_check) before slow work: 0 or 1. */
+int cli_check_outputs(const cli_file *outputs, size_t n);
+/* Writes the outputs given and commits them together (outfile_commit_all):
+ * the temporaries of files first, then what is written in place (a FIFO's
+ * open waits for its reader, and what it took cannot be taken back), then
+ * the renames; any failure replaces nothing. 0, or 1 after the message. */
+int cli_write_outputs(const cli_file *outputs, size_t n);
+
 /* Opens a context on `selector` (NULL: $CLATTN_DEVICE or the default);
  * prints the error and returns nonzero on failure. */
 int cli_open(const char *selector, clattn_ctx **ctx);

@@ -9,7 +9,6 @@
  * memory do not count against it), 1 a check failed or a row could not run,
  * 2 a usage error.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,21 +194,43 @@ static size_t model_only_rows(clattn_ctx *ctx, const bench_config *cfg, const be
     return n;
 }
 
+/* What --json and --csv are written from. */
+struct bench_outputs {
+    const bench_config *cfg;
+    const bench_device *dev;
+    const bench_row *rows;
+    size_t n;
+};
+
+static int write_json(FILE *f, const char *path, const void *user, char *err, size_t cap)
+{
+    const struct bench_outputs *o = user;
+    bench_write_json(f, o->cfg, o->dev, o->rows, o->n);
+    return 0;
+}
+
+static int write_csv(FILE *f, const char *path, const void *user, char *err, size_t cap)
+{
+    const struct bench_outputs *o = user;
+    bench_write_csv(f, o->rows, o->n);
+    return 0;
+}
+
+void bench_files(const bench_args *a, cli_file out[2])
+{
+    out[0] = (cli_file){ "--json", a->call.json, write_json, NULL };
+    out[1] = (cli_file){ "--csv", a->call.csv, write_csv, NULL };
+}
+
+/* --json and --csv, committed together. */
 static int write_outputs(const bench_config *cfg, const bench_device *dev, const bench_row *rows,
                          size_t n)
 {
-    int failed = 0;
-    char err[PATH_MAX + 256];
-    const cli_call *call = &cfg->args->call;
-    if (call->json && bench_write_json(call->json, cfg, dev, rows, n, err, sizeof err)) {
-        cli_error("bench: %s", err);
-        failed = 1;
-    }
-    if (call->csv && bench_write_csv(call->csv, rows, n, err, sizeof err)) {
-        cli_error("bench: %s", err);
-        failed = 1;
-    }
-    return failed;
+    const struct bench_outputs o = { cfg, dev, rows, n };
+    cli_file out[2];
+    bench_files(cfg->args, out);
+    out[0].user = out[1].user = &o;
+    return cli_write_outputs(out, 2);
 }
 
 /* The header and the tables go to stdout, unless the JSON or the CSV does
@@ -284,7 +305,9 @@ int cmd_bench(int argc, char **argv)
      * written found out now, not after minutes of benchmarking); the
      * device may still scale the preset's shapes below. */
     rc = bench_resolve_config(&a, 1, cfg);
-    if (rc == 0 && (cli_output_check(a.call.json) || cli_output_check(a.call.csv)))
+    cli_file out[2];
+    bench_files(&a, out);
+    if (rc == 0 && cli_check_outputs(out, 2))
         rc = 1;
     clattn_ctx *ctx = NULL;
     if (rc == 0 && cli_open(a.call.device, &ctx) < 0)

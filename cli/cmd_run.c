@@ -67,11 +67,13 @@ static void usage(const cli_command *cmd, FILE *f)
     cli_print_options(cmd, f);
     fprintf(f,
             "\n"
-            "Inputs may be pipes or FIFOs (--q /dev/stdin). Outputs are written to a\n"
-            "temporary file and renamed into place once complete, so a failed run\n"
-            "leaves an existing file as it was; a character device or FIFO (/dev/null,\n"
+            "Inputs may be pipes or FIFOs (--q /dev/stdin). Outputs are written to\n"
+            "temporary files and renamed into place together once all are complete,\n"
+            "so a failed or interrupted run leaves every existing file as it was (a\n"
+            "replaced file keeps its mode); a character device or FIFO (/dev/null,\n"
             "/dev/stdout on a pipe) is written in place, and \"-\" is stdout; a symbolic\n"
-            "link to a regular file is refused (give the file itself).\n"
+            "link to a regular file is refused (give the file itself), and so are two\n"
+            "options naming one file.\n"
             "\n"
             "Prints one summary line: device, path and kernel, shape, dtype, causal\n"
             "mask and the times: total, kernel builds the call waited for, uploads,\n"
@@ -129,15 +131,16 @@ static const cli_command run_command = {
     own_options, CLI_COUNT(own_options), set_option, usage, run_defaults,
 };
 
-/* At most one output may be stdout. */
-static int check_stdout_outputs(const run_args *a)
+/* The files run reads and writes, by option: the outputs (filled in
+ * with their writers by write_outputs) and the inputs. */
+static void run_files(const run_args *a, cli_file out[3], cli_file in[3])
 {
-    const char *outs[3] = { a->out, a->call.json, a->lse_out };
-    int n = 0;
-    for (int i = 0; i < 3; i++)
-        n += outs[i] && outfile_is_stdout(outs[i]);
-    return n > 1 ? cli_usage_error(CMD, "--out, --json and --lse-out cannot all go to stdout")
-                 : 0;
+    out[0] = (cli_file){ "--out", a->out, NULL, NULL };
+    out[1] = (cli_file){ "--lse-out", a->lse_out, NULL, NULL };
+    out[2] = (cli_file){ "--json", a->call.json, NULL, NULL };
+    in[0] = (cli_file){ "--q", a->q, NULL, NULL };
+    in[1] = (cli_file){ "--k", a->k, NULL, NULL };
+    in[2] = (cli_file){ "--v", a->v, NULL, NULL };
 }
 
 /* Returns 0 to go on, -1 after --help, or CLI_EXIT_USAGE. */
@@ -152,7 +155,9 @@ static int parse_args(int argc, char **argv, run_args *a)
     const char *missing = !a->q ? "--q" : !a->k ? "--k" : !a->v ? "--v" : !a->out ? "--out" : NULL;
     if (missing)
         return cli_usage_error(CMD, "missing %s", missing);
-    return check_stdout_outputs(a);
+    cli_file out[3], in[3];
+    run_files(a, out, in);
+    return cli_check_files(CMD, out, 3, in, 3);
 }
 
 /* ------------------------------------------------------------------- inputs */
@@ -425,33 +430,63 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
  * which may take long on a slow device; the write still has the last word. */
 static int check_output_paths(const run_args *a)
 {
-    return cli_output_check(a->out) || cli_output_check(a->lse_out) ||
-           cli_output_check(a->call.json);
+    cli_file out[3], in[3];
+    run_files(a, out, in);
+    return cli_check_outputs(out, 3);
 }
 
-static int write_npy(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
-                     const void *data)
+/* What the outputs are written from. */
+struct run_outputs {
+    const run_args *args;
+    const clattn_shape *shape;
+    const void *o;
+    const float *lse;
+    const run_result *result;
+};
+
+static int write_o(FILE *f, const char *path, const void *user, char *err, size_t cap)
 {
-    char err[512];
-    if (npy_write_atomic(path, dtype, ndim, shape, data, err, sizeof err)) {
-        cli_error("%s", err);
-        return 1;
-    }
+    const struct run_outputs *r = user;
+    const clattn_shape *s = r->shape;
+    const size_t shape[4] = { s->batch, s->heads, s->q_len, s->head_dim };
+    return npy_write_stream(f, path, s->dtype, 4, shape, r->o, err, cap) ? -1 : 0;
+}
+
+static int write_lse(FILE *f, const char *path, const void *user, char *err, size_t cap)
+{
+    const struct run_outputs *r = user;
+    const clattn_shape *s = r->shape;
+    const size_t shape[3] = { s->batch, s->heads, s->q_len };
+    return npy_write_stream(f, path, CLATTN_F32, 3, shape, r->lse, err, cap) ? -1 : 0;
+}
+
+static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const run_result *r);
+
+static int write_report(FILE *f, const char *path, const void *user, char *err, size_t cap)
+{
+    const struct run_outputs *r = user;
+    json_report(f, r->args, r->shape, r->result);
     return 0;
 }
 
+/* O, the LSE and the report, committed together: a failure of one replaces
+ * none of the others. */
 static int write_outputs(const run_args *a, const clattn_shape *s, const void *o,
-                         const float *lse)
+                         const float *lse, const run_result *result)
 {
-    size_t oshape[4] = { s->batch, s->heads, s->q_len, s->head_dim };
-    if (write_npy(a->out, s->dtype, 4, oshape, o))
-        return 1;
-    return a->lse_out && write_npy(a->lse_out, CLATTN_F32, 3, oshape, lse);
+    const struct run_outputs r = { a, s, o, lse, result };
+    cli_file out[3], in[3];
+    run_files(a, out, in);
+    out[0].write = write_o;
+    out[1].write = write_lse;
+    out[2].write = write_report;
+    for (int i = 0; i < 3; i++)
+        out[i].user = &r;
+    return cli_write_outputs(out, 3);
 }
 
 /* --json: what ran, on what, and how long each part took. */
-static void json_report(FILE *f, const run_args *a, const run_inputs *in,
-                        const clattn_shape *s, const run_result *r)
+static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const run_result *r)
 {
     struct json js, *j = &js;
     json_begin_document(j, f, "run");
@@ -489,18 +524,6 @@ static void json_report(FILE *f, const run_args *a, const run_inputs *in,
     json_end_document(j);
 }
 
-static int write_json(const run_args *a, const run_inputs *in, const clattn_shape *s,
-                      const run_result *r)
-{
-    if (!a->call.json)
-        return 0;
-    outfile f;
-    if (cli_output_open(a->call.json, &f))
-        return 1;
-    json_report(f.stream, a, in, s, r);
-    return cli_output_commit(&f);
-}
-
 int cmd_run(int argc, char **argv)
 {
     run_args args;
@@ -520,7 +543,7 @@ int cmd_run(int argc, char **argv)
     status = load_inputs(&args, &in) || check_inputs(&args, &in, &shape) ||
              check_kv_lens(&args, &shape) || check_output_paths(&args) ||
              run_attention(&args, &in, &shape, &o, &lse, &result) ||
-             write_outputs(&args, &shape, o, lse) || write_json(&args, &in, &shape, &result);
+             write_outputs(&args, &shape, o, lse, &result);
     const int to_stderr = outfile_is_stdout(args.out) ||
                           (args.call.json && outfile_is_stdout(args.call.json))
                           || (args.lse_out && outfile_is_stdout(args.lse_out));

@@ -40,21 +40,17 @@ static const char npy_magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
  * dimensions, plus padding. */
 #define NPY_HEADER_CAP 512
 
-/* Formats "<path>: <message>" into err; returns `code`. */
+/* Formats "<path>: <message>" into err (outfile.h's format); returns
+ * `code`. */
 static int fail(char *err, size_t errcap, int code, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 static int fail(char *err, size_t errcap, int code, const char *path, const char *fmt, ...)
 {
-    if (err && errcap > 0) {
-        int n = snprintf(err, errcap, "%s: ", path);
-        if (n >= 0 && (size_t)n < errcap) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    outfile_vfail(err, errcap, path, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -677,28 +673,40 @@ static int write_checks(const char *path, clattn_dtype dtype, int ndim, const si
     return 0;
 }
 
-int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
-                     const void *data, char *err, size_t errcap)
+int npy_write_stream(FILE *f, const char *name, clattn_dtype dtype, int ndim,
+                     const size_t *shape, const void *data, char *err, size_t errcap)
 {
     if (err && errcap > 0)
         err[0] = '\0';
     size_t nbytes = 0;
-    int rc = write_checks(path, dtype, ndim, shape, data, &nbytes, err, errcap);
+    int rc = write_checks(name, dtype, ndim, shape, data, &nbytes, err, errcap);
     if (rc)
         return rc;
+    if (!f)
+        return fail(err, errcap, CLATTN_EINVAL, name, "invalid arguments to npy_write_stream");
     char header[NPY_HEADER_CAP + NPY_ALIGN];
     size_t header_len = build_header(dtype, ndim, shape, header, sizeof header);
     if (header_len == 0)
-        return fail(err, errcap, CLATTN_EINVAL, path, "header does not fit");
+        return fail(err, errcap, CLATTN_EINVAL, name, "header does not fit");
+    /* Reported here, where errno still says why; a commit would only see
+     * the stream's error flag. */
+    if (fwrite(header, 1, header_len, f) != header_len ||
+        write_data(f, data, nbytes, element_size(dtype)))
+        return fail(err, errcap, CLATTN_EIO, name, "write failed: %s", strerror(errno));
+    return 0;
+}
 
+int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
+                     const void *data, char *err, size_t errcap)
+{
+    size_t nbytes = 0;
+    int rc = write_checks(path, dtype, ndim, shape, data, &nbytes, err, errcap);
+    if (rc)
+        return rc;
     outfile o;
     if (outfile_open(&o, path, err, errcap))
         return CLATTN_EIO;
-    /* Reported here, where errno still says why; outfile_commit would only
-     * see the stream's error flag. */
-    if (fwrite(header, 1, header_len, o.stream) != header_len ||
-        write_data(o.stream, data, nbytes, element_size(dtype))) {
-        rc = fail(err, errcap, CLATTN_EIO, path, "write failed: %s", strerror(errno));
+    if ((rc = npy_write_stream(o.stream, path, dtype, ndim, shape, data, err, errcap))) {
         outfile_abort(&o);
         return rc;
     }

@@ -70,6 +70,13 @@ void npy_free(npy_array *a);
 int npy_write_atomic(const char *path, clattn_dtype dtype, int ndim, const size_t *shape,
                      const void *data, char *err, size_t errcap);
 
+/* The same array written to `f` (an output opened by the caller, e.g. one
+ * of several committed together, outfile.h); `name` labels the messages.
+ * Returns as npy_write_atomic; on failure part of it may have been
+ * written. */
+int npy_write_stream(FILE *f, const char *name, clattn_dtype dtype, int ndim,
+                     const size_t *shape, const void *data, char *err, size_t errcap);
+
 /* The .npy type string for `dtype` ("<f4", "<f2"); NULL if unknown. */
 const char *npy_descr(clattn_dtype dtype);
 

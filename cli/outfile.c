@@ -15,6 +15,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "outfile.h"
+#include "tempfiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,21 +32,25 @@ typedef enum out_kind {
     OUT_IN_PLACE, /* a character device or FIFO: opened as it is */
 } out_kind;
 
+void outfile_vfail(char *err, size_t errcap, const char *path, const char *fmt, va_list ap)
+{
+    if (err && errcap > 0) {
+        int n = snprintf(err, errcap, "%s: ", path);
+        if (n >= 0 && (size_t)n < errcap)
+            vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
+    }
+}
+
 /* Formats "<path>: <message>" into err; returns -1. */
 static int fail(char *err, size_t errcap, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static int fail(char *err, size_t errcap, const char *path, const char *fmt, ...)
 {
-    if (err && errcap > 0) {
-        int n = snprintf(err, errcap, "%s: ", path);
-        if (n >= 0 && (size_t)n < errcap) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    outfile_vfail(err, errcap, path, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -180,13 +185,27 @@ int outfile_check(const char *path, char *err, size_t errcap)
 
 /* The mode open(path, O_CREAT, 0666) would give: mkstemp creates 0600, which
  * would surprise a user whose other outputs are group-readable. umask() can
- * only be read by setting it, hence not thread-safe; the CLI is
- * single-threaded. */
+ * only be read by setting it, hence not thread-safe; the CLI sets it from
+ * one thread. */
 static mode_t default_file_mode(void)
 {
     mode_t mask = umask(0);
     umask(mask);
     return 0666 & ~mask;
+}
+
+/* The temporary takes the file it replaces: its owner and group where this
+ * process may give them (root, or a group it is in), then its permission
+ * bits (after fchown, which may clear some); a new file the mode creat()
+ * would give. */
+static int take_mode(int fd, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return fchmod(fd, default_file_mode());
+    if (fchown(fd, st.st_uid, st.st_gid) != 0 && fchown(fd, (uid_t)-1, st.st_gid) != 0)
+        errno = 0; /* not permitted: the user's own, as creat() would make it */
+    return fchmod(fd, st.st_mode & 0777);
 }
 
 /* A character device or FIFO, opened as it is: no O_CREAT, so nothing is
@@ -212,22 +231,21 @@ static int open_in_place(outfile *o, const char *path, char *err, size_t errcap)
 }
 
 /* A temporary whose name extends the target's, so it is in the same
- * directory (rename is atomic only within one file system). */
+ * directory (rename is atomic only within one file system), registered to
+ * be removed if a signal ends the process (tempfiles.h). */
 static int open_temp(outfile *o, const char *path, char *err, size_t errcap)
 {
-    size_t cap = strlen(path) + sizeof ".tmp.XXXXXX";
-    o->tmp = malloc(cap);
+    o->tmp = tempfiles_claim(path);
     if (!o->tmp)
-        return fail(err, errcap, path, "out of memory");
-    snprintf(o->tmp, cap, "%s.tmp.XXXXXX", path);
+        return fail(err, errcap, path, "cannot create a temporary file: name too long");
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
         fail(err, errcap, path, "cannot create a temporary file: %s", strerror(errno));
-        free(o->tmp);
+        tempfiles_release(o->tmp);
         o->tmp = NULL;
         return -1;
     }
-    if (fchmod(fd, default_file_mode()) != 0 || !(o->stream = fdopen(fd, "wb"))) {
+    if (take_mode(fd, path) != 0 || !(o->stream = fdopen(fd, "wb"))) {
         fail(err, errcap, path, "cannot create a temporary file: %s", strerror(errno));
         close(fd);
         outfile_abort(o);
@@ -304,8 +322,6 @@ static int flush_and_close(outfile *o, char *err, size_t errcap)
 /* Renames the complete temporary over the path. */
 static int publish(const outfile *o, char *err, size_t errcap)
 {
-    if (still_replaceable(o->path, err, errcap))
-        return -1;
     if (rename(o->tmp, o->path) != 0)
         return fail(err, errcap, o->path, "cannot rename the temporary into place: %s",
                     strerror(errno));
@@ -315,16 +331,43 @@ static int publish(const outfile *o, char *err, size_t errcap)
 
 int outfile_commit(outfile *o, char *err, size_t errcap)
 {
+    return outfile_commit_all(&o, 1, err, errcap);
+}
+
+static void abort_all(outfile *const *o, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        outfile_abort(o[i]);
+}
+
+/* Flushed and closed, every one, and every target still replaceable,
+ * before the first rename; the renames then go in order. */
+int outfile_commit_all(outfile *const *o, size_t n, char *err, size_t errcap)
+{
     if (err && errcap > 0)
         err[0] = '\0';
-    if (!o->stream)
-        return fail(err, errcap, o->path ? o->path : "(null)", "output is not open");
-    if (flush_and_close(o, err, errcap) || (o->tmp && publish(o, err, errcap))) {
-        outfile_abort(o);
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!o[i]->stream) {
+            fail(err, errcap, o[i]->path ? o[i]->path : "(null)", "output is not open");
+            abort_all(o, n);
+            return -1;
+        }
     }
-    free(o->tmp);
-    o->tmp = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (flush_and_close(o[i], err, errcap) ||
+            (o[i]->tmp && still_replaceable(o[i]->path, err, errcap))) {
+            abort_all(o, n);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (o[i]->tmp && publish(o[i], err, errcap)) {
+            abort_all(o + i, n - i);
+            return -1;
+        }
+        tempfiles_release(o[i]->tmp);
+        o[i]->tmp = NULL;
+    }
     return 0;
 }
 
@@ -339,7 +382,7 @@ void outfile_abort(outfile *o)
     }
     if (o->tmp) {
         unlink(o->tmp);
-        free(o->tmp);
+        tempfiles_release(o->tmp);
         o->tmp = NULL;
     }
 }
@@ -349,4 +392,37 @@ int outfile_is_stdout(const char *path)
     struct stat out, std;
     return is_dash(path) || (path && stat(path, &out) == 0 && fstat(STDOUT_FILENO, &std) == 0 &&
            out.st_dev == std.st_dev && out.st_ino == std.st_ino);
+}
+
+int outfile_in_place(const char *path)
+{
+    out_kind kind;
+    return is_dash(path) || (classify(path, &kind, NULL, 0) == 0 && kind == OUT_IN_PLACE);
+}
+
+/* A path that does not exist yet: the directory it would be made in and
+ * its last component. */
+static int same_new_file(const char *a, const char *b)
+{
+    const char *base_a = strrchr(a, '/'), *base_b = strrchr(b, '/');
+    base_a = base_a ? base_a + 1 : a;
+    base_b = base_b ? base_b + 1 : b;
+    char dir_a[PATH_MAX], dir_b[PATH_MAX];
+    struct stat sa, sb;
+    return !strcmp(base_a, base_b) && dir_of(a, dir_a, sizeof dir_a) == 0 &&
+           dir_of(b, dir_b, sizeof dir_b) == 0 && stat(dir_a, &sa) == 0 &&
+           stat(dir_b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int outfile_same_file(const char *a, const char *b)
+{
+    if (!a || !b)
+        return 0;
+    if (is_dash(a) || is_dash(b))
+        return is_dash(a) && is_dash(b);
+    struct stat sa, sb;
+    const int have_a = stat(a, &sa) == 0, have_b = stat(b, &sb) == 0;
+    if (have_a && have_b)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
+    return !have_a && !have_b && same_new_file(a, b);
 }

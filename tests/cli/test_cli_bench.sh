@@ -47,6 +47,13 @@ bench --preset prefill
 [ "$rc" -eq 2 ] && grep -q "known: seed, decode" stderr || fail "unknown --preset"
 bench -N 8 --check often
 [ "$rc" -eq 2 ] || fail "bad --check: exit status $rc"
+# --json and --csv are two files, at most one of them stdout.
+bench -N 8 --json x.json --csv ./x.json
+[ "$rc" -eq 2 ] && grep -q "\-\-json 'x.json' and --csv './x.json' name the same file" stderr ||
+    fail "--json and --csv one file: exit status $rc"
+bench -N 8 --json - --csv -
+[ "$rc" -eq 2 ] && grep -q "\-\-json and --csv cannot both go to stdout" stderr ||
+    fail "--json and --csv both stdout: exit status $rc"
 [ ! -d cache/clattn ] || fail "a usage error measured the device"
 echo "ok: usage errors"
 

@@ -251,8 +251,31 @@ expect_error "bad --split-kv" 2 "run: bad --split-kv 'two'.*see clattn run --hel
     --split-kv two
 expect_error "bad --kv-lens" 2 "run: bad --kv-lens '3,,4'" $good --kv-lens 3,,4
 expect_error "operand" 2 "run: unexpected argument 'extra'" $good extra
-expect_error "two outputs on stdout" 2 "cannot all go to stdout" --q q.npy --k k.npy --v v.npy \
-    --out - --json -
+expect_error "two outputs on stdout" 2 "--out and --json cannot both go to stdout" \
+    --q q.npy --k k.npy --v v.npy --out - --json -
+
+# -------------------------------------- outputs naming one file (status 2)
+# Two outputs, or an output and an input, that are one file: the same path
+# however spelled, or a hard link to it.
+expect_error "--out and --lse-out one file" 2 \
+    "--out 'out.npy' and --lse-out 'out.npy' name the same file" $good --lse-out out.npy
+expect_error "--out and --json one file" 2 \
+    "--out 'out.npy' and --json 'out.npy' name the same file" $good --json out.npy
+expect_error "one file spelled two ways" 2 \
+    "--out 'out.npy' and --lse-out './out.npy' name the same file" $good --lse-out ./out.npy
+cp q.npy q.keep
+expect_error "--out is the input --q" 2 "--out 'q.npy' names the input --q 'q.npy'" \
+    --q q.npy --k k.npy --v v.npy --out q.npy
+cmp -s q.npy q.keep || fail "--out is the input --q: q.npy changed"
+ln k.npy k.link
+expect_error "--lse-out is a hard link to --k" 2 \
+    "--lse-out 'k.link' names the input --k 'k.npy'" $good --lse-out k.link
+printf 'one' >o1.npy
+ln o1.npy o2.npy
+expect_error "two outputs hard-linked" 2 "--out 'o1.npy' and --json 'o2.npy' name the same file" \
+    --q q.npy --k k.npy --v v.npy --out o1.npy --json o2.npy
+[ "$(cat o1.npy)" = one ] || fail "two outputs hard-linked: o1.npy changed"
+rm -f q.keep k.link o1.npy o2.npy
 
 # ---------------------------------------------- bad input files (status 1)
 expect_error "missing file" 1 "nothere\.npy.*(no such file|cannot open)" \
@@ -469,4 +492,135 @@ cp "$dir/stdout" dash.json
 python3 npyutil.py json dash.json command=run || fail "--json -: stdout is not the report"
 grep -q "causal none" "$dir/stderr" || fail "--json -: no summary on stderr"
 echo "ok: - is stdout"
+
+# One character device for two outputs is not one file: written in turn.
+run_run $good --out /dev/null --lse-out /dev/null
+[ "$rc" -eq 0 ] || fail "/dev/null for two outputs: exit status $rc"
+echo "ok: /dev/null for two outputs"
+
+# ------------------------------------------- outputs committed together
+# The LSE cannot be written (a full device; a full file system where one
+# can be mounted here): O's existing file stays byte for byte, and no
+# temporary is left anywhere.
+printf 'keep me' >kept.npy
+cp kept.npy kept.ref
+if [ -w /dev/full ]; then
+    run_clattn run --q q.npy --k k.npy --v v.npy --out kept.npy --lse-out /dev/full
+    [ "$rc" -eq 1 ] || fail "--lse-out on a full device: exit status $rc, want 1"
+    grep -q "/dev/full: write failed" stderr || fail "--lse-out on a full device: no message"
+    cmp -s kept.npy kept.ref || fail "--lse-out on a full device: --out's file was replaced"
+    ls kept.npy.tmp.* >/dev/null 2>&1 && fail "--lse-out on a full device: temporary left"
+    echo "ok: outputs together: a full device for one replaces none"
+fi
+mkdir small
+if unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs small' 2>/dev/null; then
+    set +e
+    unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs small &&
+        { head -c 1048576 /dev/zero >small/fill 2>/dev/null; true; } &&
+        "$1" run --q q.npy --k k.npy --v v.npy --out kept.npy --lse-out small/lse.npy;
+        rc=$?; ls small; exit $rc' sh "$CLATTN" >stdout 2>stderr
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || fail "--lse-out on a full file system: exit status $rc, want 1"
+    grep -q "small/lse.npy: write failed: No space left on device" stderr ||
+        fail "--lse-out on a full file system: no message"
+    cmp -s kept.npy kept.ref || fail "--lse-out on a full file system: --out's file replaced"
+    [ "$(cat stdout)" = fill ] || fail "--lse-out on a full file system: temporary left"
+    ls kept.npy.tmp.* >/dev/null 2>&1 && fail "--lse-out on a full file system: temporary left"
+    echo "ok: outputs together: a full file system for one replaces none"
+else
+    echo "note: cannot mount a small file system here: the full-disk case not tested"
+fi
+
+# ------------------------------------------------- modes of the outputs
+# A replaced file keeps its mode (and owner, where this process may set it);
+# a new one gets 0666 less the umask.
+printf 'old' >mode.npy
+chmod 600 mode.npy
+run_run $good --out mode.npy
+[ "$rc" -eq 0 ] && [ "$(stat -c %a mode.npy)" = 600 ] ||
+    fail "a 0600 output became $(stat -c %a mode.npy) (status $rc)"
+rm -f new.npy
+(umask 027 && "$CLATTN" run $good --out new.npy >/dev/null) || fail "umask 027 run"
+[ "$(stat -c %a new.npy)" = 640 ] || fail "a new output under umask 027 is $(stat -c %a new.npy)"
+if [ "$(id -u)" = 0 ]; then
+    printf 'old' >owned.npy
+    chown 65534:65534 owned.npy
+    run_run $good --out owned.npy
+    [ "$rc" -eq 0 ] && [ "$(stat -c %u:%g owned.npy)" = 65534:65534 ] ||
+        fail "a replaced output's owner became $(stat -c %u:%g owned.npy)"
+fi
+echo "ok: modes kept, new files by the umask"
+
+# --------------------------------------------------------------- signals
+# A signal mid-write removes the temporaries and ends the run by itself.
+# The LSE goes to a FIFO nobody reads, so the run waits in its open with
+# O's temporary written; then a large O, signalled as soon as its
+# temporary appears.
+python3 - "$CLATTN" <<'PY' || fail "signals"
+import glob, os, signal, struct, subprocess, sys, time
+clattn = sys.argv[1]
+
+def launch(args):
+    # Started with SIGINT at its default (a background job of a shell
+    # would inherit it ignored, and an ignored signal is kept ignored).
+    return subprocess.Popen([clattn, 'run'] + args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+def wait_for(pattern, p, seconds):
+    end = time.time() + seconds
+    while not glob.glob(pattern):
+        if p.poll() is not None or time.time() > end:
+            return False
+        time.sleep(0.002)
+    return True
+
+os.mkfifo('sig.fifo')
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    p = launch(['--q', 'q.npy', '--k', 'k.npy', '--v', 'v.npy', '--out', 'sig.npy',
+                '--lse-out', 'sig.fifo'])
+    if not wait_for('sig.npy.tmp.*', p, 120):
+        p.kill()
+        sys.exit('%s: no temporary while the run waits (status %r)' % (sig.name, p.poll()))
+    time.sleep(0.2)
+    p.send_signal(sig)
+    rc = p.wait(60)
+    if rc != -sig:
+        sys.exit('%s: the run ended with %r, not by the signal' % (sig.name, rc))
+    left = glob.glob('sig.npy*')
+    if left:
+        sys.exit('%s: left %s' % (sig.name, left))
+    print('ok: %s while the outputs are written: ended by it, no temporary left' % sig.name)
+
+# 64 MiB of O: Q is a sparse file of zeros, one key.
+nq, d = 1 << 18, 64
+def npy(path, shape, nbytes):
+    h = "{'descr': '<f4', 'fortran_order': False, 'shape': %r, }" % (shape,)
+    total = 10 + len(h) + 1
+    total += -total % 64
+    with open(path, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', total - 10) +
+                (h + ' ' * (total - 10 - len(h) - 1) + '\n').encode())
+        f.truncate(total + nbytes)
+npy('bigq.npy', (1, 1, nq, d), 4 * nq * d)
+npy('bigk.npy', (1, 1, 1, d), 4 * d)
+p = launch(['--q', 'bigq.npy', '--k', 'bigk.npy', '--v', 'bigk.npy', '--out', 'big.npy'])
+if wait_for('big.npy.tmp.*', p, 120):
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(60)
+    if rc == 0:
+        print('note: the large run finished before the signal reached it')
+    elif rc != -signal.SIGTERM:
+        sys.exit('SIGTERM: the large run ended with %r, not by the signal' % rc)
+    else:
+        print('ok: SIGTERM mid-write of a 64 MiB output: ended by it, no temporary left')
+else:
+    print('note: the large run ended (%r) before its temporary was seen' % p.wait())
+if glob.glob('big.npy.tmp.*'):
+    sys.exit('SIGTERM: left %s' % glob.glob('big.npy.tmp.*'))
+for f in ('bigq.npy', 'bigk.npy', 'big.npy', 'sig.fifo'):
+    if os.path.exists(f):
+        os.unlink(f)
+PY
 echo "PASS"
