@@ -89,6 +89,7 @@ struct tune_settings {
     struct json *json;      /* --json: the "results" array is open */
     double budget;          /* seconds of timed repetitions per candidate */
     int save, check;
+    int save_failed;        /* a result could not be saved: no more are tried */
     int all_kernels;        /* --kernel all */
     clattn_fused_kernel kernel; /* --kernel NAME, or AUTO */
     clattn_tiles tiles[CLATTN_KERNEL_CANDIDATES_MAX]; /* --tiles, else the kernel's own */
@@ -220,7 +221,7 @@ static void report_candidate(const struct tune_settings *set, const clattn_shape
     else if (c->checked < 0 || c->seconds < 0)
         fprintf(f, "failed: %s\n", clattn_last_error_detail());
     else
-        fprintf(f, "%9.3f ms %9.3f TFLOP/s  (%s rel_l2 %.1e)%s\n", c->seconds * 1e3,
+        fprintf(f, "%9.3f ms %9.3g TFLOP/s  (%s rel_l2 %.1e)%s\n", c->seconds * 1e3,
                 flops / c->seconds * 1e-12, set->check ? "check" : "NOT CHECKED", c->rel_l2,
                 c->current ? "  (current default)" : "");
     fflush(f);
@@ -243,10 +244,29 @@ static void report_candidate(const struct tune_settings *set, const clattn_shape
     json_close(j, '}');
 }
 
+/* Records the fastest tiles for (kernel, d, causal); 1 when saved, 0 when
+ * not asked to, -1 after the one error line that ends the saving (the
+ * tuning goes on, unsaved, and the command fails). */
+static int save_best(clattn_ctx *ctx, const clattn_shape *s, int causal,
+                     clattn_fused_kernel kernel, const clattn_tiles *best,
+                     struct tune_settings *set)
+{
+    if (!set->save || !set->check)
+        return 0;
+    int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, best);
+    if (rc == 0)
+        return 1;
+    cli_lib_error("tune: cannot save the tuning result (what follows is timed, not saved)", rc);
+    set->save = 0;
+    set->save_failed = 1;
+    return -1;
+}
+
 /* Tunes one kernel for one (d, causal): prints a row per candidate, records
- * the fastest unless told not to; 0, or -1 when no candidate ran. */
+ * the fastest unless told not to; 0, or -1 when no candidate ran or the
+ * result could not be saved. */
 static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
-                       clattn_fused_kernel kernel, const struct tune_settings *set,
+                       clattn_fused_kernel kernel, struct tune_settings *set,
                        const struct tune_buffers *buf)
 {
     clattn_options o;
@@ -297,14 +317,10 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     char name[48];
     tile_name(&best_tile, name, sizeof name);
     if (best > 0) {
-        fprintf(set->text, "best d=%zu %s %s: %s, %.1f TFLOP/s\n", s->head_dim,
+        fprintf(set->text, "best d=%zu %s %s: %s, %.3g TFLOP/s\n", s->head_dim,
                 causal ? "causal" : "full", info.name, name, flops / best * 1e-12);
-        if (set->save && set->check) {
-            int rc = clattn_tune_record(ctx, kernel, s->dtype, s->head_dim, causal, &best_tile);
-            if (rc < 0)
-                cli_lib_error("cannot save the tuning result", rc);
-            saved = rc == 0;
-        }
+        fflush(set->text);
+        saved = save_best(ctx, s, causal, kernel, &best_tile, set);
     }
     if (j) {
         json_close(j, ']');
@@ -313,7 +329,7 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
         json_bool(j, "saved", saved);
         json_close(j, '}');
     }
-    return best > 0 && !lost_ctx ? 0 : -1;
+    return best > 0 && !lost_ctx && saved >= 0 ? 0 : -1;
 }
 
 /* The kernels --kernel selects for `s`: AUTO's choice, one by name, or
@@ -341,7 +357,7 @@ static size_t select_kernels(clattn_ctx *ctx, const clattn_shape *s, int causal,
 
 /* Tunes every selected kernel for one (d, causal). */
 static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
-                    const struct tune_settings *set)
+                    struct tune_settings *set)
 {
     clattn_fused_kernel kernels[16];
     const size_t n = select_kernels(ctx, s, causal, set, kernels, 16);
@@ -434,7 +450,7 @@ static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_se
 }
 
 /* Tunes every (d, causal) asked for; nonzero if any failed. */
-static int tune_all(clattn_ctx *ctx, const struct tune_args *a, const struct tune_settings *set)
+static int tune_all(clattn_ctx *ctx, const struct tune_args *a, struct tune_settings *set)
 {
     int failed = 0;
     for (size_t i = 0; i < a->n_shapes; i++) {

@@ -49,6 +49,12 @@ static const cli_command verify_command = {
     NULL, 0, NULL, usage, verify_defaults,
 };
 
+/* The worst rel_l2 per [fused][fp16], and whether any case of each ran. */
+struct verify_worst {
+    double rel_l2[2][2];
+    int ran[2][2];
+};
+
 /* One case to check: its shape and the options it runs with (the lengths
  * point into the case list or the call). */
 struct verify_case {
@@ -92,7 +98,8 @@ static void json_case(struct json *j, const struct verify_case *c, int rc,
  * not, 2 if the kernel asked for cannot run it (skipped), -1 when the device
  * faulted and the context is lost. */
 static int verify_case(clattn_ctx *ctx, const struct verify_case *given, clattn_path path,
-                       uint64_t seed, double worst[2][2], const struct verify_out *out)
+                       uint64_t seed, struct verify_worst *worst,
+                       const struct verify_out *out)
 {
     FILE *f = out->text;
     struct verify_case c = *given;
@@ -127,9 +134,10 @@ static int verify_case(clattn_ctx *ctx, const struct verify_case *given, clattn_
         fprintf(f, ", %u splits", r.info.splits);
     fprintf(f, "]\n");
     fflush(f);
-    double *w = &worst[path == CLATTN_PATH_FUSED][s->dtype == CLATTN_F16];
-    if (r.rel_l2 > *w)
-        *w = r.rel_l2;
+    const int p = path == CLATTN_PATH_FUSED, d = s->dtype == CLATTN_F16;
+    if (!worst->ran[p][d] || r.rel_l2 > worst->rel_l2[p][d])
+        worst->rel_l2[p][d] = r.rel_l2;
+    worst->ran[p][d] = 1;
     return r.passed;
 }
 
@@ -174,7 +182,7 @@ static int parse_args(int argc, char **argv, cli_call *call, struct verify_case 
  * Cases a forced kernel cannot run are counted in *skipped, not run. */
 static long run_cases(clattn_ctx *ctx, const cli_call *call, const struct verify_case *given,
                       const struct verify_out *out, size_t *run, size_t *skipped,
-                      double worst[2][2])
+                      struct verify_worst *worst)
 {
     const size_t n = given ? 1 : N_TEST_CASES;
     long failed = 0;
@@ -237,16 +245,24 @@ int cmd_verify(int argc, char **argv)
     }
     fprintf(out.text, "device: %s\n", clattn_device_name(ctx));
     size_t run = 0, skipped = 0;
-    double worst[2][2] = { { 0 } }; /* [fused][fp16]: worst rel_l2 */
+    struct verify_worst worst = { { { 0 } }, { { 0 } } };
     long failed = run_cases(ctx, &call, call.given & CLI_SHAPE ? &given : NULL, &out, &run,
-                            &skipped, worst);
+                            &skipped, &worst);
     double ta, tr32, tr16;
     clattn_tolerance(CLATTN_F32, &ta, &tr32);
     clattn_tolerance(CLATTN_F16, &ta, &tr16);
     if (failed >= 0) {
-        fprintf(out.text, "worst rel_l2: naive fp32 %.2e, naive fp16 %.2e, fused fp32 %.2e, "
-                "fused fp16 %.2e (tolerance fp32 %.0e, fp16 %.0e)\n", worst[0][0], worst[0][1],
-                worst[1][0], worst[1][1], tr32, tr16);
+        /* A dtype or path no case ran has no figure. */
+        char w[2][2][16];
+        for (int p = 0; p < 2; p++)
+            for (int d = 0; d < 2; d++)
+                if (worst.ran[p][d])
+                    snprintf(w[p][d], sizeof w[p][d], "%.2e", worst.rel_l2[p][d]);
+                else
+                    snprintf(w[p][d], sizeof w[p][d], "not run");
+        fprintf(out.text, "worst rel_l2: naive fp32 %s, naive fp16 %s, fused fp32 %s, "
+                "fused fp16 %s (tolerance fp32 %.0e, fp16 %.0e)\n", w[0][0], w[0][1], w[1][0],
+                w[1][1], tr32, tr16);
         fprintf(out.text, "%zu passed, %ld failed", run - (size_t)failed, failed);
         if (skipped)
             fprintf(out.text, ", %zu skipped (the kernel asked for cannot run them here)", skipped);

@@ -110,6 +110,18 @@ usage_error "run: bad --path" "^clattn: error: run: bad --path 'both' \(naive, f
     run --q q --k k --v v --out o --path both
 usage_error "bench: the shape twice" "^clattn: error: bench: give the shape once" \
     bench --shape 1,1,1,8,8,8 -B 2
+# A shape the library refuses is a usage error in every command, said once.
+usage_error "verify: d = 0" "^clattn: error: verify: bad shape: every size must be >= 1" \
+    verify --shape 1,1,1,1,1,0
+usage_error "verify: d > 256" "^clattn: error: verify: bad shape: head dim d=300 > 256" \
+    verify --shape 1,1,1,1,1,300
+usage_error "tune: -d 0" "^clattn: error: tune: bad -d '0' " tune -d 0
+usage_error "tune: -d 512" "^clattn: error: tune: bad shape: head dim d=512 > 256" tune -d 64,512
+usage_error "bench: H not a multiple of Hkv" \
+    "^clattn: error: bench: bad shape: H=5 is not a multiple of Hkv=2" bench -H 5 --kv-heads 2 -N 8
+usage_error "predict: H not a multiple of Hkv" \
+    "^clattn: error: predict: -H 5 is not a multiple of --kv-heads 2" predict -H 5 --kv-heads 2
+
 # An optional value as the next word: "--causal both", "--json FILE".
 run_it bench --causal both --help
 [ "$rc" -eq 0 ] || fail "bench --causal both: status $rc"
@@ -172,6 +184,67 @@ cp stdout t.json
 is_json t.json command=tune save=False failed=False || fail "tune --json -: not the report"
 grep -q "^best d=8 full" stderr || fail "tune --json -: rows not on stderr"
 echo "ok: tune --json"
+
+# verify's summary gives no figure for a path or dtype it never ran; tune's
+# best line keeps the digits of a small rate (0.049, not 0.0).
+run_it verify --shape 1,2,1,5,7,8 --path fused
+[ "$rc" -eq 0 ] && grep -q "^worst rel_l2: naive fp32 not run, naive fp16 not run, fused fp32 [0-9.e-]*, fused fp16 not run " stdout ||
+    fail "verify: the summary gives figures for what did not run"
+echo "ok: verify's summary: not run"
+tiny_tune="tune -d 8 -B 1 -H 1 -N 40 --causal no --seconds 0.001 --tiles 16x16"
+run_it $tiny_tune --no-save
+rate=$(sed -n 's/^best d=8 full [a-z-]*: 16x16, \([^ ]*\) TFLOP\/s$/\1/p' stdout)
+python3 -c "import sys; r = float(sys.argv[1]); sys.exit(not (0 < r and '%.3g' % r == sys.argv[1]))" \
+    "$rate" || fail "tune: the best line's rate is '$rate', not three significant digits"
+echo "ok: tune's best line: $rate TFLOP/s"
+
+# tune fails (status 1, one error line) when its result cannot be saved: the
+# cache folder a file, missing and impossible to create, its lock a
+# symbolic link; read-only and full where a file system can be mounted
+# here, without write permission where this is not root.
+expect_unsaved() { # NAME CACHE_HOME
+    set +e
+    XDG_CACHE_HOME=$2 "$CLATTN" $tiny_tune >stdout 2>stderr
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || fail "tune, $1: status $rc, want 1"
+    [ "$(wc -l <stderr)" -eq 1 ] && grep -q "^clattn: error: tune: cannot save the tuning result" stderr ||
+        fail "tune, $1: not one error line"
+    echo "ok: tune fails when it cannot save: $1"
+}
+mkdir -p tune_file && : >tune_file/clattn
+expect_unsaved "the cache folder is a file" "$PWD/tune_file"
+: >not_a_dir
+expect_unsaved "the cache folder cannot be created" "$PWD/not_a_dir/cache"
+XDG_CACHE_HOME=$PWD/tune_lock "$CLATTN" $tiny_tune >/dev/null 2>&1 || fail "tune into a fresh cache"
+for lock in tune_lock/clattn/*.lock; do
+    rm -f "$lock"
+    ln -s "$PWD/elsewhere" "$lock"
+done
+expect_unsaved "its lock is a symbolic link" "$PWD/tune_lock"
+if [ "$(id -u)" != 0 ]; then
+    mkdir -p tune_ro/clattn && chmod 555 tune_ro/clattn
+    expect_unsaved "the cache folder is not writable" "$PWD/tune_ro"
+    chmod 755 tune_ro/clattn
+fi
+mkdir tune_mnt
+if unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs tune_mnt' 2>/dev/null; then
+    for how in ro full; do
+        set +e
+        unshare -m sh -c 'mount -t tmpfs -o size=8k tmpfs tune_mnt && mkdir tune_mnt/clattn &&
+            { head -c 1048576 /dev/zero >tune_mnt/fill 2>/dev/null; true; } &&
+            { [ "$2" = full ] || mount -o remount,ro tune_mnt; } &&
+            XDG_CACHE_HOME=$PWD/tune_mnt "$1" '"$tiny_tune" sh "$CLATTN" "$how" >stdout 2>stderr
+        rc=$?
+        set -e
+        [ "$rc" -eq 1 ] && [ "$(wc -l <stderr)" -eq 1 ] &&
+            grep -q "cannot save the tuning result.*\(Read-only file system\|No space left\)" stderr ||
+            fail "tune, a $how file system: status $rc"
+        echo "ok: tune fails when it cannot save: a $how file system"
+    done
+else
+    echo "note: cannot mount a file system here: read-only and full caches not tested"
+fi
 run_it devices --json=d.json
 [ "$rc" -eq 0 ] && [ ! -s stdout ] && is_json d.json command=devices ||
     fail "devices --json=FILE"
