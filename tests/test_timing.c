@@ -4,13 +4,11 @@
  * refused with its code and a detail; the statistics consistent (median
  * within [min, max], the sample count within the bounds and at the target,
  * per-call times); calls_per_sample and the warm-up honoured, counted by
- * the kernel launches (this program defines clEnqueueNDRangeKernel itself,
- * exported, and hands every call to the loader's); both clocks; the events
+ * the kernel launches (cli/launches.c sees each on its way to the loader);
+ * both clocks; the events
  * clock refused on a queue without profiling. Exits 77 (skipped) when there
  * is no OpenCL device.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,25 +19,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
-
-/* ------------------------------------------------- kernel launches, counted */
-
-static unsigned long launches;
-
-typedef cl_int (*enqueue_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
-                             const size_t *, const size_t *, cl_uint, const cl_event *,
-                             cl_event *);
-
-CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(
-    cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off, const size_t *global,
-    const size_t *local, cl_uint n_wait, const cl_event *wait, cl_event *event)
-{
-    static enqueue_fn real;
-    if (!real)
-        real = (enqueue_fn)dlsym(RTLD_NEXT, "clEnqueueNDRangeKernel");
-    launches++;
-    return real(q, k, dim, off, global, local, n_wait, wait, event);
-}
+#include "launches.h"
 
 /* ------------------------------------------------------------- the setup */
 
@@ -166,12 +146,12 @@ static void check_timing(const clattn_timing_options *t, const clattn_timing *ou
 static unsigned long launches_per_call(void)
 {
     clattn_run_info info;
-    unsigned long before = launches;
+    const unsigned long before = launches_count();
     assert_int_equal(clattn_attention_cl(fx.ctx, &fx.shape, &fx.opts, fx.b[0], fx.b[1], fx.b[2],
                                          fx.b[3], 0, NULL, NULL, &info), CLATTN_OK);
     assert_int_equal(clFinish(clattn_cl_queue(fx.ctx)), CL_SUCCESS);
-    assert_true(launches > before);
-    return launches - before;
+    assert_true(launches_count() > before);
+    return launches_count() - before;
 }
 
 static void both_clocks(void **state)
@@ -196,12 +176,12 @@ static void both_clocks(void **state)
         t.target_seconds = 0;
         t.warmup_calls = 2;
         t.calls_per_sample = 4;
-        unsigned long before = launches;
+        const unsigned long before = launches_count();
         assert_int_equal(time_it(&t, &out, NULL), CLATTN_OK);
         check_timing(&t, &out);
         assert_int_equal(out.samples, 3);
         const unsigned long calls = 2 + (3 + (clocks[c] == CLATTN_CLOCK_EVENTS)) * 4;
-        assert_int_equal(launches - before, calls * per_call);
+        assert_int_equal(launches_count() - before, calls * per_call);
 
         /* The cap stops a target that would take too long; no warm-up. */
         t.min_samples = 1;

@@ -393,6 +393,27 @@ expect_run() {
     echo "    $(cat "$dir/stdout")"
 }
 
+# The time split on cold caches (this test's own, and a PoCL kernel cache
+# of this run's own): the kernels are microseconds, while building them
+# (and PoCL's compiling each at its first launch) takes seconds; that is
+# build, not device time.
+mkdir pocl_cold
+POCL_CACHE_DIR=$PWD/pocl_cold run_run --q q16.npy --k k16.npy --v v16.npy --out "$out" \
+    --path naive --json split.json
+rm -rf pocl_cold
+[ "$rc" -eq 0 ] || fail "cold naive fp16: exit status $rc"
+python3 - <<'PY' || fail "cold naive fp16: the time split"
+import json
+t = json.load(open("split.json"))["seconds"]
+print("cold naive fp16: %.3f ms: build %.3f ms, device %.3f ms" % (1e3 * t["total"],
+      1e3 * t["build"], 1e3 * t["device"]))
+assert t["device"] < 0.25, "device %.3f s for kernels of microseconds" % t["device"]
+assert t["build"] > t["device"], "build %.3f s, device %.3f s" % (t["build"], t["device"])
+parts = t["build"] + t["upload"] + t["device"] + t["download"]
+assert parts <= t["total"] * 1.001, "the parts add up to more than the total"
+PY
+echo "ok: first-launch compilation counted as build"
+
 expect_run "fp32" 1e-4 none 0 "q.npy" "k.npy" "v.npy"
 set +e # not run_run: the last command of a pipeline may run in a subshell
 cat q.npy | "$CLATTN" run --q /dev/stdin --k k.npy --v v.npy --out "$out" >"$dir/stdout" \
