@@ -42,6 +42,7 @@ typedef struct bench_args {
     bench_check_mode check;
     int confirm_oom;        /* run rows predicted not to fit anyway */
     double reps_seconds;    /* timed work per row; < 0: by the device */
+    uint32_t calls_per_sample; /* enqueued back to back per timed sample */
 } bench_args;
 
 /* What to run: the options, and the cases they settle to on the device. */
@@ -101,8 +102,9 @@ typedef struct bench_row {
     int predicted_oom;           /* the model says it does not fit */
     char detail[320];            /* OOM verdict or error text, "" if none */
     /* measurement */
-    unsigned reps;
-    double t_median, t_min, t_max; /* seconds */
+    unsigned reps;               /* timed samples */
+    unsigned calls_per_sample;   /* calls back to back in each */
+    double t_median, t_min, t_max; /* seconds per call */
     /* model */
     double model_flops;          /* the model's FLOPs for the work the path does */
     double useful_flops;         /* 4 d H x visible (query, key) pairs of the batch */

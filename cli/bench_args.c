@@ -39,7 +39,7 @@ static void usage(const cli_command *cmd, FILE *f)
             "every row has a prediction.\n" CLI_EXIT_HELP);
 }
 
-enum { OPT_REPS_SECONDS = 1, OPT_CHECK, OPT_PRESET };
+enum { OPT_REPS_SECONDS = 1, OPT_CALLS_PER_SAMPLE, OPT_CHECK, OPT_PRESET };
 
 static const cli_option own_options[] = {
     CLI_VALUE("preset", "NAME", OPT_PRESET,
@@ -56,6 +56,13 @@ static const cli_option own_options[] = {
     CLI_VALUE("reps-seconds", "S", OPT_REPS_SECONDS,
               "timed work per row (default 1 on a GPU, 0.2\n"
               "otherwise; at least 3 repetitions)"),
+    CLI_VALUE("calls-per-sample", "N", OPT_CALLS_PER_SAMPLE,
+              "calls enqueued back to back per timed sample,\n"
+              "one clFinish after them; the time per call is\n"
+              "the sample's over N (default 1: each call waited\n"
+              "for alone; decoding rows of microseconds want\n"
+              "more, as a burst between two CUDA events times\n"
+              "them)"),
     CLI_FLAG("confirm-oom", bench_args, confirm_oom,
              "run rows predicted not to fit anyway, and\nreport what happened"),
     CLI_VALUE("check", "C", OPT_CHECK,
@@ -87,6 +94,13 @@ static int set_option(void *state, const cli_option *option, const char *value)
                                    bench_preset_names());
         a->preset = value;
         return 0;
+    case OPT_CALLS_PER_SAMPLE: {
+        size_t n;
+        if (cli_parse_size(value, &n) < 0 || n < 1 || n > 100000)
+            return cli_usage_error(CMD, "bad --calls-per-sample '%.40s' (1 .. 100000)", value);
+        a->calls_per_sample = (uint32_t)n;
+        return 0;
+    }
     case OPT_REPS_SECONDS:
         if (cli_parse_double(value, &a->reps_seconds) < 0 || !(a->reps_seconds >= 0) ||
             a->reps_seconds > 3600)
@@ -112,6 +126,7 @@ int bench_parse_args(int argc, char **argv, bench_args *a)
 {
     memset(a, 0, sizeof *a);
     a->reps_seconds = -1;
+    a->calls_per_sample = 1;
     int rc = cli_parse_command(&bench_command, argc, argv, &a->call, a);
     if (rc)
         return rc;

@@ -123,8 +123,9 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
     fprintf(f, "  %-16s %s: %s\n", "peak used", peak, dev->peak_note);
     fprintf(f,
             "timing: one untimed run (builds kernels; its output, poisoned with NaN before, is\n"
-            "  checked), then calls until %.2g s of timed work (at least 3); each call is\n"
-            "  clattn_attention_cl + clFinish on a monotonic host clock; median and min-max\n"
+            "  checked), then samples until %.2g s of timed work (at least 3), each %u\n"
+            "  call(s) of clattn_attention_cl back to back + clFinish on a monotonic host\n"
+            "  clock (clattn_time_attention_cl); per call, median and min-max\n"
             "TFLOP/s: the model's FLOPs for the work the path does (naive: all Nq*Nk pairs;\n"
             "  fused: every pair of the visited tiles of each sequence) / median; useful:\n"
             "  4*d*H*(visible pairs of the batch) / median; GB/s: the model's bytes for the\n"
@@ -132,7 +133,7 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
             "  split-KV chunks per sequence (the plan's for rows not run)\n"
             "causal x: no-mask time / causal time, same path and case; model x: total /\n"
             "  visited tiles of the fused kernel (the naive path computes all of S: 1)\n\n",
-            cfg->target_seconds);
+            cfg->target_seconds, cfg->args->calls_per_sample);
 }
 
 /* ------------------------------------------------------------------ table */
@@ -338,6 +339,7 @@ static void json_row(struct json *j, const bench_row *r)
     json_bool(j, "predicted_oom", r->predicted_oom);
     json_str(j, "detail", r->detail);
     json_u64(j, "reps", ran ? r->reps : 0);
+    json_u64(j, "calls_per_sample", ran ? r->calls_per_sample : 0);
     num_if(j, "time_median_s", r->t_median, ran);
     num_if(j, "time_min_s", r->t_min, ran);
     num_if(j, "time_max_s", r->t_max, ran);
@@ -406,6 +408,7 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
     json_str(j, "preset", cfg->preset);
     json_str(j, "preset_note", cfg->preset_note);
     json_num(j, "reps_seconds", cfg->target_seconds, 0);
+    json_u64(j, "calls_per_sample", a->calls_per_sample);
     json_bool(j, "confirm_oom", a->confirm_oom);
     json_u64(j, "seed", a->call.seed);
     json_str(j, "check", bench_check_mode_name(a->check));

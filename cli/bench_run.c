@@ -2,9 +2,11 @@
  * clattn bench: one row on the device. The model is consulted first, so a
  * row predicted not to fit is reported without allocating anything; a row
  * that runs gets a poisoned verification run (which also builds its kernels),
- * the check, and then timed repetitions, each one call of clattn_attention_cl
- * between clFinish and a host clock (never a returned event: CLBlast's event
- * belongs to a helper kernel, not the GEMM).
+ * the check, and then timed samples through the library's timing helper
+ * (clattn_time_attention_cl on the host clock: clFinish and a monotonic
+ * clock around each sample, never a returned event, since CLBlast's belongs
+ * to a helper kernel, not the GEMM), --calls-per-sample calls back to back
+ * per sample.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,8 +16,8 @@
 #include "bench.h"
 #include "cli.h"
 
-#define MIN_REPS 3
-#define MAX_REPS 10000
+#define MIN_SAMPLES 3
+#define MAX_SAMPLES 10000
 
 void bench_model_device(const bench_device *dev, clattn_model_device *out)
 {
@@ -215,12 +217,6 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
     return CLATTN_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The run failed: record why. A lost context ends the whole bench. */
 static int record_failure(bench_row *row, int rc)
 {
@@ -245,16 +241,13 @@ static int record_failure(bench_row *row, int rc)
     return rc == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : 0;
 }
 
-/* One call of the library between clFinish and the host clock. */
-static int timed_call(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
-                      clattn_run_info *info, double *seconds)
+/* The untimed call the check reads, waited for. */
+static int call_once(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
+                     clattn_run_info *info)
 {
-    cl_command_queue queue = clattn_cl_queue(ctx);
-    double t0 = cli_now();
     int rc = clattn_attention_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout, 0,
                                  NULL, NULL, info);
-    cl_int err = clFinish(queue);
-    *seconds = cli_now() - t0;
+    cl_int err = clFinish(clattn_cl_queue(ctx));
     if (rc < 0)
         return rc;
     /* A failed clFinish after enqueued work means the queue is broken: on
@@ -262,40 +255,30 @@ static int timed_call(clattn_ctx *ctx, const clattn_options *opts, bench_inputs 
     return err == CL_SUCCESS ? CLATTN_OK : CLATTN_EDEVLOST;
 }
 
-/* Repetitions until `target` seconds of timed work, at least MIN_REPS. */
+/* Samples until `target` seconds of timed work, at least MIN_SAMPLES; the
+ * call before them built the kernels, so there is no warm-up. */
 static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
-                    double target, bench_row *row)
+                    const bench_config *cfg, bench_row *row)
 {
-    size_t cap = 64, n = 0;
-    double *t = malloc(cap * sizeof *t), total = 0;
-    if (!t)
-        return CLATTN_ENOMEM;
-    int rc = CLATTN_OK;
-    while (n < MAX_REPS && (n < MIN_REPS || total < target)) {
-        if (n == cap) {
-            double *grown = realloc(t, 2 * cap * sizeof *t);
-            if (!grown) {
-                rc = CLATTN_ENOMEM;
-                break;
-            }
-            t = grown;
-            cap *= 2;
-        }
-        clattn_run_info info;
-        rc = timed_call(ctx, opts, in, &info, &t[n]);
-        if (rc < 0)
-            break;
-        total += t[n++];
-    }
-    if (rc == CLATTN_OK) {
-        qsort(t, n, sizeof *t, cmp_double);
-        row->reps = (unsigned)n;
-        row->t_min = t[0];
-        row->t_max = t[n - 1];
-        row->t_median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-    }
-    free(t);
-    return rc;
+    clattn_timing_options t;
+    clattn_default_timing_options(&t);
+    t.target_seconds = cfg->target_seconds;
+    t.min_samples = MIN_SAMPLES;
+    t.max_samples = MAX_SAMPLES;
+    t.warmup_calls = 0;
+    t.calls_per_sample = cfg->args->calls_per_sample;
+    t.clock = CLATTN_CLOCK_HOST;
+    clattn_timing out;
+    int rc = clattn_time_attention_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout,
+                                      NULL, &t, &out, NULL);
+    if (rc < 0)
+        return rc;
+    row->reps = out.samples;
+    row->calls_per_sample = out.calls_per_sample;
+    row->t_median = out.median_s;
+    row->t_min = out.min_s;
+    row->t_max = out.max_s;
+    return CLATTN_OK;
 }
 
 /* Rates from the median; the bandwidth fraction against the ceiling the
@@ -334,8 +317,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
         return CLATTN_EDEVLOST;
     }
     clattn_run_info info;
-    double first;
-    int rc = timed_call(ctx, &opts, in, &info, &first);
+    int rc = call_once(ctx, &opts, in, &info);
     if (rc < 0)
         return record_failure(row, rc);
     snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
@@ -352,7 +334,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
                  clattn_last_error_detail());
         return rc == CLATTN_EDEVLOST ? rc : 0;
     }
-    rc = time_row(ctx, &opts, in, cfg->target_seconds, row);
+    rc = time_row(ctx, &opts, in, cfg, row);
     if (rc < 0)
         return record_failure(row, rc);
     derive_rates(dev, row);

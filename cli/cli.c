@@ -15,16 +15,24 @@
 /* The real stderr while cli_quiet_begin has fd 2 elsewhere, else -1. */
 static int real_stderr = -1;
 
+/* The program the messages name. */
+static const char *program = "clattn";
+
+void cli_set_program(const char *name)
+{
+    program = name;
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     if (real_stderr >= 0) {
-        dprintf(real_stderr, "clattn: error: ");
+        dprintf(real_stderr, "%s: error: ", program);
         vdprintf(real_stderr, fmt, ap);
         dprintf(real_stderr, "\n");
     } else {
-        fputs("clattn: error: ", stderr);
+        fprintf(stderr, "%s: error: ", program);
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
     }
@@ -38,7 +46,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cli_error("%s: %s (see clattn %s --help)", cmd, msg, cmd);
+    if (!strcmp(cmd, program)) /* a program of one command */
+        cli_error("%s (see %s --help)", msg, program);
+    else
+        cli_error("%s: %s (see %s %s --help)", cmd, msg, program, cmd);
     return CLI_EXIT_USAGE;
 }
 

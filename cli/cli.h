@@ -19,7 +19,9 @@
 #define CLI_EXIT_HELP "Exit status: 0 ok, 1 failure (a run, a check or a file), 2 usage error.\n"
 
 /* A usage error, the same on every command: one line on stderr,
- * "clattn: error: <cmd>: <message> (see clattn <cmd> --help)". Returns
+ * "clattn: error: <cmd>: <message> (see clattn <cmd> --help)"; for a
+ * program of one command (cli_set_program's name as `cmd`),
+ * "<program>: error: <message> (see <program> --help)". Returns
  * CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -30,6 +32,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * operand is left (no command takes operands). */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
+
+/* The program the messages name: "clattn" unless set (tests/perf). */
+void cli_set_program(const char *name);
 
 /* Prints "clattn: error: <message>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

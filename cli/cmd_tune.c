@@ -2,8 +2,9 @@
 /*
  * clattn tune: times the fused kernel's tile candidates for each head dim on
  * the device and records the fastest, so later runs on this device use it
- * (clattn_tune_record). Timing uses the kernel's own profiling event: the
- * fused path is one kernel.
+ * (clattn_tune_record). Timing is the library's helper on the device's
+ * clock (clattn_time_attention_cl, CLATTN_CLOCK_EVENTS): the profiling
+ * timestamps of calls run back to back.
  */
 #include <math.h>
 #include <stddef.h>
@@ -37,39 +38,24 @@ static void usage(const cli_command *cmd, FILE *f)
                "be saved.\n" CLI_EXIT_HELP);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median kernel time of one configuration in seconds, after one untimed
- * run (which also builds the variant); < 0 when the configuration fails. */
+/* Median kernel time of one configuration in seconds, through the
+ * library's timing helper on the device's clock (the fused path's kernels'
+ * profiling events, back to back) after one untimed call, which also
+ * builds the variant; < 0 when the configuration fails. */
 static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
                           cl_mem q, cl_mem k, cl_mem v, cl_mem out, double budget)
 {
-    enum { MAX_REPS = 50, MIN_REPS = 3 };
-    double times[MAX_REPS], spent = 0;
-    int n = 0;
-    if (clattn_attention_cl(ctx, s, o, q, k, v, out, 0, NULL, NULL, NULL) < 0 ||
-        clFinish(clattn_cl_queue(ctx)) != CL_SUCCESS)
-        return -1;
-    while (n < MAX_REPS && (n < MIN_REPS || spent < budget)) {
-        cl_event ev = NULL;
-        cl_ulong t0 = 0, t1 = 0;
-        if (clattn_attention_cl(ctx, s, o, q, k, v, out, 0, NULL, &ev, NULL) < 0)
-            return -1;
-        cl_int err = clWaitForEvents(1, &ev);
-        err |= clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        err |= clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        clReleaseEvent(ev);
-        if (err != CL_SUCCESS)
-            return -1;
-        times[n] = (double)(t1 - t0) * 1e-9;
-        spent += times[n++];
-    }
-    qsort(times, (size_t)n, sizeof times[0], cmp_double);
-    return times[n / 2];
+    clattn_timing_options t;
+    clattn_default_timing_options(&t);
+    t.target_seconds = budget;
+    t.min_samples = 3;
+    t.max_samples = 50;
+    t.warmup_calls = 1;
+    t.clock = CLATTN_CLOCK_EVENTS;
+    clattn_timing timing;
+    return clattn_time_attention_cl(ctx, s, o, q, k, v, out, NULL, &t, &timing, NULL) < 0
+               ? -1
+               : timing.median_s;
 }
 
 /* FLOPs of the visible (query, key) pairs, 4 d each, counted by the model

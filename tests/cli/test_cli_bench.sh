@@ -47,6 +47,8 @@ bench --preset prefill
 [ "$rc" -eq 2 ] && grep -q "known: seed, decode" stderr || fail "unknown --preset"
 bench -N 8 --check often
 [ "$rc" -eq 2 ] || fail "bad --check: exit status $rc"
+bench -N 8 --calls-per-sample 0
+[ "$rc" -eq 2 ] || fail "bad --calls-per-sample: exit status $rc"
 # --json and --csv are two files, at most one of them stdout.
 bench -N 8 --json x.json --csv ./x.json
 [ "$rc" -eq 2 ] && grep -q "\-\-json 'x.json' and --csv './x.json' name the same file" stderr ||
@@ -128,14 +130,20 @@ echo "ok: CSV"
 # Q of the sequences with keys, O of all, K and V of each sequence's own
 # length, and the split workspace written and read.
 bench -B 3 -H 4 --kv-heads 2 -d 16 --q-len 1 --kv-len 40,100 --kv-lens 0,33,40 \
-    --split-kv 2 --path fused --causal no --reps-seconds 0 --json dec.json --csv dec.csv
+    --split-kv 2 --path fused --causal no --reps-seconds 0 --calls-per-sample 4 \
+    --json dec.json --csv dec.csv
 [ "$rc" -eq 0 ] || fail "decoding bench: exit status $rc"
 grep -q "measured them" stdout && fail "the saved ceilings were measured again"
 grep -q "per-sequence keys (--kv-lens): 0,33,40" stdout || fail "decoding: no kv_lens in the header"
 python3 - <<'PY' || fail "decoding bench: JSON"
 import json
-rows = json.load(open("dec.json"))["rows"]
+d = json.load(open("dec.json"))
+assert d["config"]["calls_per_sample"] == 4, d["config"]
+rows = d["rows"]
 assert [r["kv_len"] for r in rows] == [40, 100], rows
+for r in rows:
+    assert r["calls_per_sample"] == 4 and r["reps"] >= 3, r
+    assert 0 < r["time_min_s"] <= r["time_median_s"] <= r["time_max_s"], r
 for r in rows:
     what = "Nk=%d" % r["kv_len"]
     assert r["status"] == "ok" and r["check_ok"] is True and r["check"] == "full", what
