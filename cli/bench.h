@@ -105,14 +105,10 @@ typedef struct bench_row {
     unsigned reps;               /* timed samples */
     unsigned calls_per_sample;   /* calls back to back in each */
     double t_median, t_min, t_max; /* seconds per call */
-    /* model */
-    double model_flops;          /* the model's FLOPs for the work the path does */
+    /* model: the path's estimate (its FLOPs for the work the path does, its
+     * bytes, intensity, roofline times, 0 when n/a, bound, memory plan) */
+    clattn_path_estimate est;
     double useful_flops;         /* 4 d H x visible (query, key) pairs of the batch */
-    uint64_t model_bytes;        /* the model's traffic for the path */
-    double intensity;            /* model_flops / model_bytes */
-    double pred_s;               /* roofline time, 0 when n/a */
-    double pred_memory_s, pred_compute_s;
-    clattn_bound bound;
     /* derived from measurement and model */
     double tflops_model, tflops_useful, gbps, ratio;
     double bandwidth_fraction;   /* gbps / the device's bandwidth, 0 if unknown */

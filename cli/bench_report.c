@@ -234,12 +234,12 @@ static void fill_cells(const bench_row *r, cell_row c)
         snprintf(c[COL_BW_FRACTION], CELL, "%.3g%%", 100 * r->bandwidth_fraction);
     else
         snprintf(c[COL_BW_FRACTION], CELL, "-");
-    if (r->pred_s > 0)
-        fmt_ms(r->pred_s, c[COL_PRED], CELL);
+    if (r->est.time_s > 0)
+        fmt_ms(r->est.time_s, c[COL_PRED], CELL);
     else
         snprintf(c[COL_PRED], CELL, "n/a");
     snprintf(c[COL_BOUND], CELL, "%s",
-             r->bound == CLATTN_BOUND_UNKNOWN ? "-" : clattn_bound_name(r->bound));
+             r->est.bound == CLATTN_BOUND_UNKNOWN ? "-" : clattn_bound_name(r->est.bound));
     fmt_g(ran ? r->ratio : 0, "%.3g", c[COL_RATIO]);
     char a[32] = "-", p[32] = "-";
     if (ran)
@@ -343,18 +343,18 @@ static void json_row(struct json *j, const bench_row *r)
     num_if(j, "time_median_s", r->t_median, ran);
     num_if(j, "time_min_s", r->t_min, ran);
     num_if(j, "time_max_s", r->t_max, ran);
-    json_num(j, "model_flops", r->model_flops, 0);
+    json_num(j, "model_flops", r->est.flops, 0);
     json_num(j, "useful_flops", r->useful_flops, 0);
-    json_u64(j, "model_bytes", r->model_bytes);
-    json_num(j, "intensity", r->intensity, 0);
+    json_u64(j, "model_bytes", r->est.bytes);
+    json_num(j, "intensity", r->est.intensity, 0);
     num_if(j, "tflops_model", r->tflops_model, ran);
     num_if(j, "tflops_useful", r->tflops_useful, ran);
     num_if(j, "gbps", r->gbps, ran);
     num_if(j, "bandwidth_fraction", r->bandwidth_fraction, ran && r->bandwidth_fraction > 0);
-    num_if(j, "predicted_s", r->pred_s, r->pred_s > 0);
-    num_if(j, "predicted_memory_s", r->pred_memory_s, r->pred_memory_s > 0);
-    num_if(j, "predicted_compute_s", r->pred_compute_s, r->pred_compute_s > 0);
-    json_str(j, "bound", clattn_bound_name(r->bound));
+    num_if(j, "predicted_s", r->est.time_s, r->est.time_s > 0);
+    num_if(j, "predicted_memory_s", r->est.memory_time_s, r->est.memory_time_s > 0);
+    num_if(j, "predicted_compute_s", r->est.compute_time_s, r->est.compute_time_s > 0);
+    json_str(j, "bound", clattn_bound_name(r->est.bound));
     num_if(j, "ratio", r->ratio, ran && r->ratio > 0);
     num_if(j, "mem_allocated_bytes", (double)r->mem_allocated, ran);
     json_u64(j, "mem_predicted_bytes", r->mem_predicted);
@@ -427,13 +427,7 @@ void bench_write_json(FILE *f, const bench_config *cfg, const bench_device *dev,
     json_bool(&j, "is_gpu", dev->is_gpu);
     json_close(&j, '}');
     json_open(&j, "ceilings", '{');
-    json_figure(&j, "global_mem_bytes", dev->ceil.global_mem_bytes);
-    json_figure(&j, "max_alloc_bytes", dev->ceil.max_alloc_bytes);
-    json_figure(&j, "cache_bytes", dev->ceil.cache_bytes);
-    json_figure(&j, "bandwidth", dev->ceil.bandwidth);
-    json_figure(&j, "flops_f32", dev->ceil.flops_f32);
-    json_figure(&j, "flops_f16", dev->ceil.flops_f16);
-    json_figure(&j, "launch_latency_s", dev->ceil.launch_latency_s);
+    json_ceilings_fields(&j, &dev->ceil);
     json_figure(&j, "peak_flops_used", dev->peak);
     json_close(&j, '}');
     json_str(&j, "peak_flops_note", dev->peak_note);
@@ -495,15 +489,15 @@ void bench_write_csv(FILE *f, const bench_row *rows, size_t n)
         csv_num(f, r->t_median, ran);
         csv_num(f, r->t_min, ran);
         csv_num(f, r->t_max, ran);
-        csv_num(f, r->model_flops, 1);
+        csv_num(f, r->est.flops, 1);
         csv_num(f, r->useful_flops, 1);
-        fprintf(f, ",%llu", (unsigned long long)r->model_bytes);
-        csv_num(f, r->intensity, 1);
+        fprintf(f, ",%llu", (unsigned long long)r->est.bytes);
+        csv_num(f, r->est.intensity, 1);
         csv_num(f, r->tflops_model, ran);
         csv_num(f, r->tflops_useful, ran);
         csv_num(f, r->gbps, ran);
-        csv_num(f, r->pred_s, r->pred_s > 0);
-        fprintf(f, ",%s", clattn_bound_name(r->bound));
+        csv_num(f, r->est.time_s, r->est.time_s > 0);
+        fprintf(f, ",%s", clattn_bound_name(r->est.bound));
         csv_num(f, r->ratio, ran && r->ratio > 0);
         if (ran)
             fprintf(f, ",%llu", (unsigned long long)r->mem_allocated);

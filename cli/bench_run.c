@@ -96,13 +96,7 @@ int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
         return rc;
     const int fused = row->path == CLATTN_PATH_FUSED;
     const clattn_path_estimate *est = fused ? &pred.fused : &pred.naive;
-    row->model_flops = est->flops;
-    row->model_bytes = est->bytes;
-    row->intensity = est->intensity;
-    row->pred_s = est->time_s;
-    row->pred_memory_s = est->memory_time_s;
-    row->pred_compute_s = est->compute_time_s;
-    row->bound = est->bound;
+    row->est = *est;
     row->mem_predicted = est->memory.peak_bytes;
     row->split_workspace = fused ? pred.batch.split_workspace_bytes : 0;
     const clattn_shape *s = &row->shape;
@@ -288,10 +282,10 @@ static void derive_rates(const bench_device *dev, bench_row *row)
     const double t = row->t_median;
     if (!(t > 0))
         return;
-    row->tflops_model = row->model_flops / t * 1e-12;
+    row->tflops_model = row->est.flops / t * 1e-12;
     row->tflops_useful = row->useful_flops / t * 1e-12;
-    row->gbps = (double)row->model_bytes / t * 1e-9;
-    row->ratio = row->pred_s > 0 ? t / row->pred_s : 0;
+    row->gbps = (double)row->est.bytes / t * 1e-9;
+    row->ratio = row->est.time_s > 0 ? t / row->est.time_s : 0;
     const double bw = dev->ceil.bandwidth.value;
     row->bandwidth_fraction =
         dev->ceil.bandwidth.source != CLATTN_SRC_NONE && bw > 0 ? row->gbps * 1e9 / bw : 0;

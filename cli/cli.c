@@ -199,6 +199,15 @@ const char *cli_path_name(clattn_path p)
     }
 }
 
+void cli_release_buffers(cl_mem *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (b[i])
+            clReleaseMemObject(b[i]);
+        b[i] = NULL;
+    }
+}
+
 void cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
 {
     static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

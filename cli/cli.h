@@ -140,6 +140,9 @@ const char *cli_dtype_name(clattn_dtype d);   /* "fp32" / "fp16" */
 const char *cli_causal_name(clattn_causal c); /* "none" / "top-left" / "bottom-right" */
 const char *cli_path_name(clattn_path p);     /* "auto" / "naive" / "fused" */
 
+/* Releases the buffers b[0..n) that are not NULL and sets them NULL. */
+void cli_release_buffers(cl_mem *b, size_t n);
+
 /* Formats bytes in binary units ("2 MiB", "2.02 GiB", "512 B"). */
 void cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
 

@@ -305,13 +305,6 @@ struct run_buffers {
     cl_mem b[5];
 };
 
-static void release_run_buffers(struct run_buffers *rb)
-{
-    for (int i = 0; i < 5; i++)
-        if (rb->b[i])
-            clReleaseMemObject(rb->b[i]);
-}
-
 static int cl_failed(const char *what, cl_int err)
 {
     cli_error("run: %s: OpenCL error %d", what, (int)err);
@@ -436,7 +429,7 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
         status = 0;
     r->build += plan_build;
     r->total = cli_now() - t0;
-    release_run_buffers(&rb);
+    cli_release_buffers(rb.b, 5);
     clattn_close(&ctx);
     return status;
 }

@@ -131,13 +131,6 @@ struct tune_buffers {
     cl_mem b[4];
 };
 
-static void release_buffers(struct tune_buffers *t)
-{
-    for (int i = 0; i < 4; i++)
-        if (t->b[i])
-            clReleaseMemObject(t->b[i]);
-}
-
 static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, struct tune_buffers *t)
 {
     const size_t n = clattn_shape_q_elems(s), bytes = n * clattn_dtype_size(s->dtype);
@@ -149,7 +142,7 @@ static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, struct tune_buff
         if (err != CL_SUCCESS || (i < 3 && clattn_random_fill_cl(ctx, t->b[i], n, s->dtype,
                                                                   11 + (uint32_t)i) < 0)) {
             cli_error("cannot prepare %zu bytes of inputs", bytes);
-            release_buffers(t);
+            cli_release_buffers(t->b, 4);
             return -1;
         }
     }
@@ -357,7 +350,7 @@ static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         failed |= tune_kernel(ctx, s, causal, kernels[i], set, &buf) < 0;
-    release_buffers(&buf);
+    cli_release_buffers(buf.b, 4);
     return failed ? -1 : 0;
 }
 

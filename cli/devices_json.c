@@ -86,13 +86,7 @@ static void props_vendor(struct json *j, const clattn_device_props *p)
 static void ceilings(struct json *j, const char *key, const clattn_ceilings *c)
 {
     json_open(j, key, '{');
-    json_figure(j, "global_mem_bytes", c->global_mem_bytes);
-    json_figure(j, "max_alloc_bytes", c->max_alloc_bytes);
-    json_figure(j, "cache_bytes", c->cache_bytes);
-    json_figure(j, "bandwidth", c->bandwidth);
-    json_figure(j, "flops_f32", c->flops_f32);
-    json_figure(j, "flops_f16", c->flops_f16);
-    json_figure(j, "launch_latency_s", c->launch_latency_s);
+    json_ceilings_fields(j, c);
     json_close(j, '}');
 }
 

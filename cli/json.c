@@ -129,3 +129,14 @@ void json_u32_list(struct json *j, const char *key, const uint32_t *v, size_t n)
         json_u64(j, NULL, v[i]);
     json_close(j, ']');
 }
+
+void json_ceilings_fields(struct json *j, const clattn_ceilings *c)
+{
+    json_figure(j, "global_mem_bytes", c->global_mem_bytes);
+    json_figure(j, "max_alloc_bytes", c->max_alloc_bytes);
+    json_figure(j, "cache_bytes", c->cache_bytes);
+    json_figure(j, "bandwidth", c->bandwidth);
+    json_figure(j, "flops_f32", c->flops_f32);
+    json_figure(j, "flops_f16", c->flops_f16);
+    json_figure(j, "launch_latency_s", c->launch_latency_s);
+}

@@ -36,6 +36,10 @@ void json_num(struct json *j, const char *key, double v, int zero_is_null);
 void json_str(struct json *j, const char *key, const char *s);
 /* {"value": v or null, "source": "reported" | ...}. */
 void json_figure(struct json *j, const char *key, clattn_figure f);
+/* A device's ceilings as fields of the open object: global_mem_bytes,
+ * max_alloc_bytes, cache_bytes, bandwidth, flops_f32, flops_f16,
+ * launch_latency_s, each a figure. */
+void json_ceilings_fields(struct json *j, const clattn_ceilings *c);
 /* An array of n values; null when v is NULL. */
 void json_u32_list(struct json *j, const char *key, const uint32_t *v, size_t n);
 /* A shape's fields into the open object: batch, heads, kv_heads, q_len,

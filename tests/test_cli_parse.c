@@ -15,6 +15,16 @@
 
 #include "cli.h"
 
+/* Each string of `bad` refused by `parse`, which leaves its output alone. */
+#define EXPECT_REFUSED(parse, type, bad)                                                   \
+    do {                                                                                   \
+        for (size_t i_ = 0; i_ < sizeof(bad) / sizeof((bad)[0]); i_++) {                   \
+            type v_ = 7;                                                                   \
+            if (parse((bad)[i_], &v_) != -1 || v_ != 7)                                     \
+                fail_msg("%s: '%s' accepted or output changed", #parse, (bad)[i_]);         \
+        }                                                                                  \
+    } while (0)
+
 static void sizes(void **state)
 {
     (void)state;
@@ -29,11 +39,7 @@ static void sizes(void **state)
         assert_int_equal(cli_parse_size("18446744073709551616", &v), -1);
     }
     static const char *const bad[] = { "", "-1", "+1", " 1", "1 ", "0x10", "1.0", "1e3" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_size(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_size, size_t, bad);
     assert_int_equal(cli_parse_size(NULL, &v), -1);
 }
 
@@ -97,11 +103,7 @@ static void doubles(void **state)
     assert_int_equal(cli_parse_double("1e-3", &v), 0);
     static const char *const bad[] = { "", "inf", "-inf", "nan", "infinity", " 1", "\t1",
                                        "1 ", "1e400", "0.3s", "abc" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_double(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_double, double, bad);
 }
 
 static void byte_counts(void **state)
@@ -119,11 +121,7 @@ static void byte_counts(void **state)
     assert_int_equal(cli_parse_bytes("16777215TiB", &v), 0);
     assert_int_equal(cli_parse_bytes("16777216TiB", &v), -1); /* 2^64 */
     static const char *const bad[] = { "", "K", "-1", " 1", "4Kb", "4 KiB", "1.5.5" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_bytes(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_bytes, uint64_t, bad);
 }
 
 static void names(void **state)

@@ -278,26 +278,22 @@ expect_error "two outputs hard-linked" 2 "--out 'o1.npy' and --json 'o2.npy' nam
 rm -f q.keep k.link o1.npy o2.npy
 
 # ---------------------------------------------- bad input files (status 1)
-expect_error "missing file" 1 "nothere\.npy.*(no such file|cannot open)" \
-    --q "nothere.npy" --k "k.npy" --v "v.npy" --out "$out"
-expect_error "float64" 1 "q64\.npy.*'<f8'.*not supported" \
-    --q "q64.npy" --k "k.npy" --v "v.npy" --out "$out"
-expect_error "3-D array" 1 "q3d\.npy.*4-D.*3-D" \
-    --q "q3d.npy" --k "k.npy" --v "v.npy" --out "$out"
-expect_error "fortran order" 1 "qfortran\.npy.*fortran" \
-    --q "qfortran.npy" --k "k.npy" --v "v.npy" --out "$out"
-expect_error "truncated data" 1 "qtrunc\.npy.*truncated" \
-    --q "qtrunc.npy" --k "k.npy" --v "v.npy" --out "$out"
-expect_error "head dims disagree" 1 "head dim.*d=8.*d=4" \
-    --q "q.npy" --k "kd4.npy" --v "kd4.npy" --out "$out"
-expect_error "K and V disagree" 1 "vshort\.npy.*same shape" \
-    --q "q.npy" --k "k.npy" --v "vshort.npy" --out "$out"
-expect_error "H not a multiple of Hkv" 1 "H=2.*Hkv=3" \
-    --q "q.npy" --k "k3heads.npy" --v "v3heads.npy" --out "$out"
-expect_error "mixed dtypes" 1 "dtypes differ" \
-    --q "q.npy" --k "k16.npy" --v "v16.npy" --out "$out"
-expect_error "output directory missing" 1 "nodir.*no such file" \
-    --q "q.npy" --k "k.npy" --v "v.npy" --out "nodir/$out"
+# NAME; PATTERN; Q K V OUT: each refused with status 1.
+while IFS=';' read -r name pattern files; do
+    set -- $files
+    expect_error "$name" 1 "$pattern" --q "$1" --k "$2" --v "$3" --out "$4"
+done <<EOF
+missing file;nothere\.npy.*(no such file|cannot open);nothere.npy k.npy v.npy $out
+float64;q64\.npy.*'<f8'.*not supported;q64.npy k.npy v.npy $out
+3-D array;q3d\.npy.*4-D.*3-D;q3d.npy k.npy v.npy $out
+fortran order;qfortran\.npy.*fortran;qfortran.npy k.npy v.npy $out
+truncated data;qtrunc\.npy.*truncated;qtrunc.npy k.npy v.npy $out
+head dims disagree;head dim.*d=8.*d=4;q.npy kd4.npy kd4.npy $out
+K and V disagree;vshort\.npy.*same shape;q.npy k.npy vshort.npy $out
+H not a multiple of Hkv;H=2.*Hkv=3;q.npy k3heads.npy v3heads.npy $out
+mixed dtypes;dtypes differ;q.npy k16.npy v16.npy $out
+output directory missing;nodir.*no such file;q.npy k.npy v.npy nodir/$out
+EOF
 expect_error "--kv-lens count" 1 "kv-lens gives 3 lengths; q\.npy has B = 2" $good --kv-lens 1,2,3
 expect_error "--kv-lens above Nk" 1 "kv-lens: sequence 1 has 8 keys, more than the Nk = 7 of q\.npy" \
     $good --kv-lens 1,8

@@ -45,21 +45,25 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* The size grammar over s[0..n): 0 and *v on success, -1 otherwise. */
+/* The size grammar over s[0..n): 0 and *v on success, -1 otherwise. Not
+ * the parser's digit loop again: digits only, their value at most SIZE_MAX
+ * by comparing the digits (leading zeros dropped) with SIZE_MAX's as
+ * strings, and the value then read by strtoull. */
 static int spec_size(const char *s, size_t n, size_t *v)
 {
-    if (n == 0)
+    char max[32], digits[32];
+    snprintf(max, sizeof max, "%zu", (size_t)SIZE_MAX);
+    if (n == 0 || strspn(s, "0123456789") < n)
         return -1;
-    size_t x = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(s[i]))
-            return -1;
-        size_t d = (size_t)(s[i] - '0');
-        if (x > (SIZE_MAX - d) / 10)
-            return -1;
-        x = x * 10 + d;
-    }
-    *v = x;
+    size_t lead = 0;
+    while (lead + 1 < n && s[lead] == '0')
+        lead++;
+    const size_t len = n - lead, max_len = strlen(max);
+    if (len > max_len || (len == max_len && memcmp(s + lead, max, len) > 0))
+        return -1;
+    memcpy(digits, s + lead, len);
+    digits[len] = '\0';
+    *v = (size_t)strtoull(digits, NULL, 10);
     return 0;
 }
 

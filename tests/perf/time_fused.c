@@ -240,9 +240,7 @@ int main(int argc, char **argv)
     }
     if (status == 0)
         status = measure(&a, &s, ctx, b);
-    for (int i = 0; i < 4; i++)
-        if (b[i])
-            clReleaseMemObject(b[i]);
+    cli_release_buffers(b, 4);
     clattn_close(&ctx);
     cli_call_free(&a.call);
     return status;
