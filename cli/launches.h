@@ -44,8 +44,9 @@ size_t launches_take(launch *out, size_t cap);
 
 /* The seconds the device spent running the launches recorded since the
  * last take (each one's END - START, their sum; they are taken and
- * released), once they have completed: 0 with *n = 0 when none was, -1
- * when a wait or a timestamp failed (a queue without profiling). */
+ * released), which the caller has waited for (clFinish): 0 with *n = 0
+ * when none was, -1 when a timestamp could not be read (a queue without
+ * profiling, a launch not complete). */
 double launches_device_seconds(size_t *n);
 
 #endif
