@@ -208,7 +208,7 @@ static long run_cases(clattn_ctx *ctx, const cli_call *call, const struct verify
             ++*run;
             failed += ok != 1;
             if (ok < 0) {
-                cli_error("verify: the device faulted and the context is lost; stopping after "
+                cli_error("verify: the device faulted and the context is lost; ending after "
                           "%zu of %zu cases", *run, 2 * n);
                 return -1;
             }

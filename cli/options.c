@@ -323,7 +323,7 @@ static int build_table(const cli_command *cmd, struct option *longs, size_t cap,
                        size_t shorts_cap)
 {
     size_t n = 0, s = 0;
-    shorts[s++] = '+'; /* stop at the first operand: no command takes one */
+    shorts[s++] = '+'; /* options end at the first operand: no command takes one */
     shorts[s++] = ':';
     shorts[s++] = 'h';
     for (size_t i = 0; i < N_SHARED && n < cap; i++) {

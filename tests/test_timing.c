@@ -183,7 +183,7 @@ static void both_clocks(void **state)
         const unsigned long calls = 2 + (3 + (clocks[c] == CLATTN_CLOCK_EVENTS)) * 4;
         assert_int_equal(launches_count() - before, calls * per_call);
 
-        /* The cap stops a target that would take too long; no warm-up. */
+        /* The cap ends a timing whose target would take too long; no warm-up. */
         t.min_samples = 1;
         t.max_samples = 2;
         t.target_seconds = 1e6;

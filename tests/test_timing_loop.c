@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The timing loop alone (src/core/timing.c), on a fake clock: the warm-up
- * runs untimed, sampling stops at the target once there are enough
+ * runs untimed, sampling ends at the target once there are enough
  * samples and at the cap whatever the target, a failing run ends the loop
  * with its code, and the statistics are those of the samples taken.
  */

@@ -14,7 +14,7 @@ struct timing_plan {
     uint32_t warmup;       /* runs of the callback before the first sample, untimed */
     uint32_t min_samples;  /* at least this many samples (>= 1) */
     uint32_t max_samples;  /* at most this many (>= min_samples) */
-    double target_seconds; /* then stop once the samples add up to this */
+    double target_seconds; /* then end once the samples add up to this */
 };
 
 /* The samples' median, least, largest and sum, and how many there were. */
