@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Device tests: the naive and fused paths against the CPU reference on every
- * shape of tools/cases.h, through every entry point (host pointers, caller's
+ * shape of cli/cases.h, through every entry point (host pointers, caller's
  * buffers with events, a caller's own context). Exits 77 (skipped) when the
  * machine has no OpenCL device.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the option-value parsers (tools/cli_parse.c): the grammar
+ * Unit tests of the option-value parsers (cli/cli_parse.c): the grammar
  * cli.h documents, its limits, and the inputs fuzzing showed were accepted
  * though they should not be (empty list items, infinities and NaNs, leading
  * space; tests/fuzz/corpus/cli/regress_*).
@@ -14,6 +14,16 @@
 #include <string.h>
 
 #include "cli.h"
+
+/* Each string of `bad` refused by `parse`, which leaves its output alone. */
+#define EXPECT_REFUSED(parse, type, bad)                                                   \
+    do {                                                                                   \
+        for (size_t i_ = 0; i_ < sizeof(bad) / sizeof((bad)[0]); i_++) {                   \
+            type v_ = 7;                                                                   \
+            if (parse((bad)[i_], &v_) != -1 || v_ != 7)                                     \
+                fail_msg("%s: '%s' accepted or output changed", #parse, (bad)[i_]);         \
+        }                                                                                  \
+    } while (0)
 
 static void sizes(void **state)
 {
@@ -29,11 +39,7 @@ static void sizes(void **state)
         assert_int_equal(cli_parse_size("18446744073709551616", &v), -1);
     }
     static const char *const bad[] = { "", "-1", "+1", " 1", "1 ", "0x10", "1.0", "1e3" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_size(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_size, size_t, bad);
     assert_int_equal(cli_parse_size(NULL, &v), -1);
 }
 
@@ -97,11 +103,7 @@ static void doubles(void **state)
     assert_int_equal(cli_parse_double("1e-3", &v), 0);
     static const char *const bad[] = { "", "inf", "-inf", "nan", "infinity", " 1", "\t1",
                                        "1 ", "1e400", "0.3s", "abc" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_double(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_double, double, bad);
 }
 
 static void byte_counts(void **state)
@@ -119,11 +121,7 @@ static void byte_counts(void **state)
     assert_int_equal(cli_parse_bytes("16777215TiB", &v), 0);
     assert_int_equal(cli_parse_bytes("16777216TiB", &v), -1); /* 2^64 */
     static const char *const bad[] = { "", "K", "-1", " 1", "4Kb", "4 KiB", "1.5.5" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        if (cli_parse_bytes(bad[i], &v) != -1 || v != 7)
-            fail_msg("'%s' accepted or output changed", bad[i]);
-    }
+    EXPECT_REFUSED(cli_parse_bytes, uint64_t, bad);
 }
 
 static void names(void **state)
@@ -143,12 +141,29 @@ static void names(void **state)
     assert_int_equal(cli_parse_causal("sideways", &c), -1);
 }
 
+static void kernel_params(void **state)
+{
+    (void)state;
+    static const char *const good[] = { "stages=3", "stages=3,direct=0", "gemm=builtin",
+                                        "a_b-c=1x2" };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (cli_parse_params(good[i]) != 0)
+            fail_msg("'%s' refused", good[i]);
+    static const char *const bad[] = { "", "stages", "stages=", "=3", "a=1,", ",a=1",
+                                       "a=1,,b=2", "a= 1", "a=b=c", "a b=1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cli_parse_params(bad[i]) != -1)
+            fail_msg("'%s' accepted", bad[i]);
+    assert_int_equal(cli_parse_params(NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sizes),      cmocka_unit_test(size_lists),
         cmocka_unit_test(length_lists), cmocka_unit_test(long_size_list),
         cmocka_unit_test(doubles),    cmocka_unit_test(byte_counts), cmocka_unit_test(names),
+        cmocka_unit_test(kernel_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of tools/npy.c and tools/outfile.c: round trips, the header
+ * Unit tests of cli/npy.c and cli/outfile.c: round trips, the header
  * forms numpy has written over the years, every malformed input the reader
  * must refuse (with the right code), reading from FIFOs, the atomic writer's
  * promise that a failed write leaves no file and does not clobber an
@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "outfile.h"
 
 static char tmpdir[256];
 
@@ -330,42 +331,34 @@ static void bad_magic(void **state)
     expect_read_error(path, CLATTN_EFORMAT, "version 4.0");
 }
 
-static void bad_dtype(void **state)
+/* Files whose header and data disagree with what the reader takes, each
+ * refused as malformed with the message a user can act on. */
+static void refused_files(void **state)
 {
     (void)state;
-    char path[512];
-    double d[2] = { 1, 2 };
-    write_npy("f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT,
-                      "dtype '<f8' not supported (need float32 '<f4' or float16 '<f2')");
-    write_npy("i4.npy", 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "'<i4' not supported");
-    write_npy("rec.npy", 1,
-              "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "structured");
-}
-
-static void big_endian(void **state)
-{
-    (void)state;
-    char path[512];
-    float d[2] = { 1, 2 };
-    write_npy("be.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "big-endian");
-}
-
-static void fortran_order(void **state)
-{
-    (void)state;
-    char path[512];
-    float d[6] = { 0 };
-    write_npy("fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "fortran_order");
+    static const struct {
+        const char *dict;
+        size_t data_bytes;
+        const char *message;
+    } files[] = {
+        { "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16,
+          "dtype '<f8' not supported (need float32 '<f4' or float16 '<f2')" },
+        { "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", 16, "'<i4' not supported" },
+        { "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16,
+          "structured" },
+        { "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8, "big-endian" },
+        { "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24, "fortran_order" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", 20,
+          "truncated: header says 48 bytes of data, file has 20" },
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 20, "trailing garbage" },
+    };
+    static const unsigned char data[64];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512], name[32];
+        snprintf(name, sizeof name, "refused%zu.npy", i);
+        write_npy(name, 1, files[i].dict, data, files[i].data_bytes, path, sizeof path);
+        expect_read_error(path, CLATTN_EFORMAT, files[i].message);
+    }
 }
 
 static void truncated_header(void **state)
@@ -382,26 +375,6 @@ static void truncated_header(void **state)
     write_npy("open_dict.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",
               NULL, 0, path, sizeof path);
     expect_read_error(path, CLATTN_EFORMAT, "malformed header");
-}
-
-static void truncated_data(void **state)
-{
-    (void)state;
-    char path[512];
-    float d[5] = { 0 };
-    write_npy("trunc_data.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }",
-              d, sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "truncated: header says 48 bytes of data, file has 20");
-}
-
-static void trailing_garbage(void **state)
-{
-    (void)state;
-    char path[512];
-    float d[5] = { 0 };
-    write_npy("trailing.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", d,
-              sizeof d, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "trailing garbage");
 }
 
 static void malformed_dicts(void **state)
@@ -735,28 +708,101 @@ static void failed_write_keeps_target(void **state)
     assert_int_equal(count_entries(), before);
 }
 
-/* A successful write replaces the target and gets a creat()-like mode, not
- * mkstemp's 0600. */
+/* A successful write replaces the target, which keeps its permission bits;
+ * a new file gets a creat()-like mode, not mkstemp's 0600. */
 static void write_replaces_target(void **state)
 {
     (void)state;
-    char path[512];
+    char path[512], fresh[512];
     tmp_path("replace.npy", path, sizeof path);
+    tmp_path("fresh.npy", fresh, sizeof fresh);
     write_literal(path, "old contents");
-    mode_t old_mask = umask(022);
+    assert_int_equal(chmod(path, 0600), 0);
+    mode_t old_mask = umask(027);
     float d[3] = { 1, 2, 3 };
     size_t shape[1] = { 3 };
     int rc = npy_write_atomic(path, CLATTN_F32, 1, shape, d, NULL, 0);
+    int rc_fresh = npy_write_atomic(fresh, CLATTN_F32, 1, shape, d, NULL, 0);
     umask(old_mask);
     assert_int_equal(rc, 0);
+    assert_int_equal(rc_fresh, 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(st.st_size, 128 + sizeof d);
+    assert_int_equal(stat(fresh, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
     npy_array a;
     assert_int_equal(npy_read(path, &a, NULL, 0), 0);
     assert_memory_equal(a.data, d, sizeof d);
     npy_free(&a);
+}
+
+/* Outputs committed together: one that fails (a write error on /dev/full,
+ * seen at the flush) replaces none of the others and leaves no temporary;
+ * when all succeed, all are replaced. */
+static void commit_all_or_none(void **state)
+{
+    (void)state;
+    char a[512], b[512];
+    tmp_path("together_a", a, sizeof a);
+    tmp_path("together_b", b, sizeof b);
+    write_literal(a, "old a");
+    const size_t before = count_entries();
+    outfile o[3], *all[3] = { &o[0], &o[1], &o[2] };
+    char err[512];
+    assert_int_equal(outfile_open(&o[0], a, err, sizeof err), 0);
+    assert_int_equal(outfile_open(&o[1], b, err, sizeof err), 0);
+    fputs("new a", o[0].stream);
+    fputs("new b", o[1].stream);
+    if (access("/dev/full", W_OK) == 0) {
+        assert_int_equal(outfile_open(&o[2], "/dev/full", err, sizeof err), 0);
+        fputs("never fits", o[2].stream);
+        assert_int_equal(outfile_commit_all(all, 3, err, sizeof err), -1);
+        assert_non_null(strstr(err, "/dev/full: write failed"));
+        char got[16] = { 0 };
+        FILE *f = fopen(a, "rb");
+        assert_non_null(f);
+        assert_int_equal(fread(got, 1, sizeof got, f), 5);
+        fclose(f);
+        assert_memory_equal(got, "old a", 5);
+        assert_int_equal(access(b, F_OK), -1);
+        assert_int_equal(count_entries(), before);
+        assert_int_equal(outfile_open(&o[0], a, err, sizeof err), 0);
+        assert_int_equal(outfile_open(&o[1], b, err, sizeof err), 0);
+        fputs("new a", o[0].stream);
+        fputs("new b", o[1].stream);
+    }
+    assert_int_equal(outfile_commit_all(all, 2, err, sizeof err), 0);
+    assert_int_equal(count_entries(), before + 1);
+    assert_int_equal(access(b, F_OK), 0);
+}
+
+/* Two paths name one file: the same file however spelled, a hard link, a
+ * new name in one directory; not a character device twice. */
+static void same_file(void **state)
+{
+    (void)state;
+    char a[512], b[512], dot[600], hard[512], fresh[512], fresh_dot[600];
+    tmp_path("same_a", a, sizeof a);
+    tmp_path("same_b", b, sizeof b);
+    tmp_path("same_link", hard, sizeof hard);
+    tmp_path("same_fresh", fresh, sizeof fresh);
+    snprintf(dot, sizeof dot, "%s/./same_a", tmpdir);
+    snprintf(fresh_dot, sizeof fresh_dot, "%s/./same_fresh", tmpdir);
+    write_literal(a, "a");
+    write_literal(b, "b");
+    assert_int_equal(link(a, hard), 0);
+    assert_true(outfile_same_file(a, a));
+    assert_true(outfile_same_file(a, dot));
+    assert_true(outfile_same_file(a, hard));
+    assert_false(outfile_same_file(a, b));
+    assert_true(outfile_same_file(fresh, fresh_dot));
+    assert_false(outfile_same_file(fresh, a));
+    assert_true(outfile_same_file("-", "-"));
+    assert_false(outfile_same_file("-", a));
+    assert_false(outfile_same_file("/dev/null", "/dev/null"));
+    assert_false(outfile_same_file(NULL, a));
 }
 
 /* --------------------------------------------- outputs that are not files */
@@ -938,12 +984,8 @@ int main(void)
         cmocka_unit_test(reads_header_variants),
         cmocka_unit_test(missing_file),
         cmocka_unit_test(bad_magic),
-        cmocka_unit_test(bad_dtype),
-        cmocka_unit_test(big_endian),
-        cmocka_unit_test(fortran_order),
+        cmocka_unit_test(refused_files),
         cmocka_unit_test(truncated_header),
-        cmocka_unit_test(truncated_data),
-        cmocka_unit_test(trailing_garbage),
         cmocka_unit_test(malformed_dicts),
         cmocka_unit_test(string_bytes),
         cmocka_unit_test(shape_overflow),
@@ -955,6 +997,8 @@ int main(void)
         cmocka_unit_test(write_over_directory),
         cmocka_unit_test(failed_write_keeps_target),
         cmocka_unit_test(write_replaces_target),
+        cmocka_unit_test(commit_all_or_none),
+        cmocka_unit_test(same_file),
         cmocka_unit_test(write_into_fifo),
         cmocka_unit_test(write_into_char_device),
         cmocka_unit_test(refuse_symlinks),

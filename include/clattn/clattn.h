@@ -165,6 +165,81 @@ CLATTN_API int clattn_attention_ex(clattn_ctx *ctx, const clattn_shape *shape,
 CLATTN_API int clattn_attention_plan(clattn_ctx *ctx, const clattn_shape *shape,
                                      const clattn_options *opts, clattn_run_info *info);
 
+/* ------------------------------------------------------------------ timing */
+
+/* What clattn_time_attention_cl reads to time a sample. */
+typedef enum clattn_clock {
+    /* clFinish and the host's monotonic clock around each sample: the time a
+     * caller waiting for the calls sees, host overhead included. */
+    CLATTN_CLOCK_HOST = 0,
+    /* The device's profiling timestamps: a sample lasts from the end of the
+     * command before it on the queue to the end of its last call's last
+     * command (the event clattn_attention_ex_cl returns in `done`). Samples
+     * are enqueued one ahead of the one waited for, so the device runs them
+     * back to back and the host's enqueueing and waiting are hidden wherever
+     * the device is the slower side, as a CUDA-event timing of calls in a
+     * loop reads them. Needs a queue with profiling enabled (clattn_open's
+     * is). */
+    CLATTN_CLOCK_EVENTS = 1,
+} clattn_clock;
+
+/* How clattn_time_attention_cl times. Set it up with
+ * clattn_default_timing_options, which sets struct_size (clattn/types.h,
+ * "Structs that grow"), then change what you need. */
+typedef struct clattn_timing_options {
+    size_t struct_size;        /* sizeof(clattn_timing_options) of the caller's header */
+    double target_seconds;     /* keep sampling until the samples add up to this
+                                * (finite, >= 0; default 0.2) */
+    uint32_t min_samples;      /* at least this many samples (>= 1; default 3) */
+    uint32_t max_samples;      /* at most this many (min_samples ..
+                                * CLATTN_TIMING_MAX_SAMPLES; default 1000) */
+    uint32_t warmup_calls;     /* untimed calls first; the first builds the
+                                * kernels (default 1) */
+    uint32_t calls_per_sample; /* calls enqueued back to back per sample; the
+                                * time per call is the sample's over this
+                                * (>= 1; default 1) */
+    clattn_clock clock;        /* default CLATTN_CLOCK_HOST */
+} clattn_timing_options;
+
+#define CLATTN_TIMING_MAX_SAMPLES 1000000u
+
+/* Fills *opts with the defaults above. NULL-safe. */
+CLATTN_API void clattn_default_timing_options(clattn_timing_options *opts);
+
+/* What clattn_time_attention_cl measured, per call. Fixed size
+ * (clattn/types.h, "Structs that grow"): written whole, reserved bytes
+ * zeroed. */
+typedef struct clattn_timing {
+    double median_s, min_s, max_s; /* seconds per call: a sample's time over
+                                    * calls_per_sample */
+    double total_s;                /* the samples' sum (seconds, not per call) */
+    uint32_t samples;              /* samples taken */
+    uint32_t calls_per_sample;
+    double build_seconds;          /* kernel builds the calls waited for */
+    uint8_t reserved[80];          /* zero; room for later fields (128 bytes in all) */
+} clattn_timing;
+
+/* Times repeated clattn_attention_ex_cl calls on the caller's buffers (the
+ * arguments as that function takes them; `extras` may be NULL): warmup_calls
+ * untimed calls, then samples of calls_per_sample calls each until there
+ * are min_samples and they add up to target_seconds, or there are
+ * max_samples; *out receives the median, least and largest time per call.
+ * `topts` NULL takes the defaults; `info` (may be NULL) receives the last
+ * call's run info. O (and the LSE) hold the last call's result. Returns
+ * CLATTN_EINVAL for a NULL ctx, shape or out, topts not set up (struct_size)
+ * or out of range (target_seconds not finite or negative, min_samples 0,
+ * max_samples below min_samples or above CLATTN_TIMING_MAX_SAMPLES,
+ * calls_per_sample 0, an unknown clock); CLATTN_EUNSUPPORTED for
+ * CLATTN_CLOCK_EVENTS on a queue without profiling; CLATTN_ENOMEM when the
+ * samples do not fit in host memory; else what a call returns, after which
+ * *out describes the samples taken before it. It returns once every call
+ * it enqueued has completed. */
+CLATTN_API int clattn_time_attention_cl(clattn_ctx *ctx, const clattn_shape *shape,
+                                        const clattn_options *opts, cl_mem q, cl_mem k,
+                                        cl_mem v, cl_mem o, const clattn_extras *extras,
+                                        const clattn_timing_options *topts, clattn_timing *out,
+                                        clattn_run_info *info);
+
 /* clattn_merge on the device: enqueues the exact combination of two results
  * over disjoint keys (see clattn_merge in clattn/types.h). Buffers are
  * contiguous: `rows` rows of d `dtype` values, and fp32 LSEs; o and lse may

@@ -1,35 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* The timing harness of the measurements: warm-up, repetitions scaled to a
- * target duration, median and spread, and the launch geometry they share. */
+/* The timing harness of the measurements: warm-up, repetitions through the
+ * library's one timing loop (core/timing.h), median and spread, and the
+ * launch geometry they share. */
 #include <math.h>
-#include <stdlib.h>
-#include <time.h>
 
+#include "core/timing.h"
 #include "measure/measure.h"
 
 double measure_now_seconds(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return timing_now();
 }
 
 /* Median and min-max of samples[0..n) (sorts them). */
 clattn_stat measure_stat_of(double *samples, uint32_t n)
 {
-    clattn_stat s = { 0, 0, 0, n };
-    if (!n)
-        return s;
-    qsort(samples, n, sizeof *samples, cmp_double);
-    s.min = samples[0];
-    s.max = samples[n - 1];
-    s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    const struct timing_stats t = timing_summary(samples, n);
+    clattn_stat s = { t.median, t.min, t.max, n };
     return s;
 }
 
@@ -89,6 +76,19 @@ static int launch_work(struct bench *b, const struct workload *w, cl_uint work, 
     return rc ? rc : time_launch(b, w->kernel, w->global, w->local, seconds);
 }
 
+/* One sample of measure_rate: a launch of `work` units. */
+struct work_sample {
+    struct bench *b;
+    const struct workload *w;
+    cl_uint work;
+};
+
+static int work_sample(void *user, double *seconds)
+{
+    struct work_sample *s = user;
+    return launch_work(s->b, s->w, s->work, seconds);
+}
+
 /* Warms up untimed, scales the work so a run lasts about b->run_seconds, then
  * times b->repetitions runs: *rate is units per second. */
 int measure_rate(struct bench *b, const struct workload *w, clattn_stat *rate)
@@ -106,12 +106,15 @@ int measure_rate(struct bench *b, const struct workload *w, clattn_stat *rate)
             break;
         work = round_work(w, work * fmin(b->run_seconds / fmax(t, 1e-7), 1e6));
     }
-    for (uint32_t r = 0; r < b->repetitions; r++) {
-        if ((rc = launch_work(b, w, work, &t)))
-            return rc;
-        samples[r] = w->units_per_work * work / t;
-    }
-    *rate = measure_stat_of(samples, b->repetitions);
+    struct work_sample ws = { b, w, work };
+    const struct timing_plan plan = { .min_samples = b->repetitions,
+                                      .max_samples = b->repetitions };
+    struct timing_stats times;
+    if ((rc = timing_run(&plan, work_sample, &ws, samples, &times)))
+        return rc;
+    for (uint32_t r = 0; r < times.n; r++)
+        samples[r] = w->units_per_work * work / samples[r];
+    *rate = measure_stat_of(samples, times.n);
     return 0;
 }
 

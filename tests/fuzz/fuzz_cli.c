@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the option-value parsers (tools/cli_parse.c).
+ * libFuzzer harness for the option-value parsers (cli/cli_parse.c).
  *
  * Each input, cut at its first NUL as a command-line argument would be, goes
  * to every parser, and each answer is checked against the grammar cli.h
@@ -13,7 +13,10 @@
  *               listed suffix; for digits + suffix below 2^53, the exact
  *               product;
  *   names       exactly the listed spellings, each to its value; a refused
- *               name leaves the output alone.
+ *               name leaves the output alone;
+ *   params      name=value items separated by single commas, a name of
+ *               letters, digits, '_' and '-', a value of printable
+ *               characters other than space, ',' and '='.
  * Crashes, overreads (the string is a malloc'd copy of exactly its length)
  * and undefined behaviour such as an out-of-range float-to-integer
  * conversion are found by the sanitizers.
@@ -42,21 +45,25 @@ static int is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* The size grammar over s[0..n): 0 and *v on success, -1 otherwise. */
+/* The size grammar over s[0..n): 0 and *v on success, -1 otherwise. Not
+ * the parser's digit loop again: digits only, their value at most SIZE_MAX
+ * by comparing the digits (leading zeros dropped) with SIZE_MAX's as
+ * strings, and the value then read by strtoull. */
 static int spec_size(const char *s, size_t n, size_t *v)
 {
-    if (n == 0)
+    char max[32], digits[32];
+    snprintf(max, sizeof max, "%zu", (size_t)SIZE_MAX);
+    if (n == 0 || strspn(s, "0123456789") < n)
         return -1;
-    size_t x = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(s[i]))
-            return -1;
-        size_t d = (size_t)(s[i] - '0');
-        if (x > (SIZE_MAX - d) / 10)
-            return -1;
-        x = x * 10 + d;
-    }
-    *v = x;
+    size_t lead = 0;
+    while (lead + 1 < n && s[lead] == '0')
+        lead++;
+    const size_t len = n - lead, max_len = strlen(max);
+    if (len > max_len || (len == max_len && memcmp(s + lead, max, len) > 0))
+        return -1;
+    memcpy(digits, s + lead, len);
+    digits[len] = '\0';
+    *v = (size_t)strtoull(digits, NULL, 10);
     return 0;
 }
 
@@ -248,6 +255,35 @@ static void check_all_names(const char *s)
     check_names("cli_parse_path", parse_path, paths, COUNT(paths), s);
 }
 
+/* The --params grammar, item by item. */
+static int spec_params(const char *s)
+{
+    for (;;) {
+        size_t name = 0, value = 0;
+        while ((s[name] >= 'a' && s[name] <= 'z') || (s[name] >= 'A' && s[name] <= 'Z') ||
+               is_digit(s[name]) || s[name] == '_' || s[name] == '-')
+            name++;
+        if (!name || s[name] != '=')
+            return -1;
+        s += name + 1;
+        while (s[value] > ' ' && s[value] <= '~' && s[value] != ',' && s[value] != '=')
+            value++;
+        if (!value)
+            return -1;
+        s += value;
+        if (!*s)
+            return 0;
+        if (*s++ != ',')
+            return -1;
+    }
+}
+
+static void check_params(const char *s)
+{
+    if (cli_parse_params(s) != spec_params(s))
+        broken("cli_parse_params", s, "exactly the name=value lists are accepted");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nul = memchr(data, 0, size);
@@ -262,6 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_double(s);
     check_bytes(s);
     check_all_names(s);
+    check_params(s);
     free(s);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the .npy reader (tools/npy.c).
+ * libFuzzer harness for the .npy reader (cli/npy.c).
  *
  * Each input is read twice through npy_read_stream: from a memory stream
  * (fmemopen: no file size, so the reader grows its buffer with the data)

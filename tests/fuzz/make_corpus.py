@@ -5,7 +5,7 @@
 corpus/npy/: valid .npy files of format 1.0, 2.0 and 3.0, float32 and
 float16, 0-D to 8-D, the header spellings other writers produce, and the
 edge cases the reader must refuse (headers padded as numpy pads them).
-corpus/cli/: option values for the parsers of tools/cli_parse.c, valid,
+corpus/cli/: option values for the parsers of cli/cli_parse.c, valid,
 at the limits, and refused.
 
 The files are committed; rerun this after changing it. Standard library
@@ -175,6 +175,16 @@ CLI_SEEDS = {
     'name_auto': 'auto',
     'name_nv_mma': 'nv-mma',
     'name_case': 'FP16',
+    'params_one': 'stages=3',
+    'params_two': 'stages=3,direct=0',
+    'params_word': 'gemm=builtin',
+    'params_no_value': 'stages=',
+    'params_no_name': '=3',
+    'params_no_equals': 'stages',
+    'params_empty_item': 'a=1,,b=2',
+    'params_trailing_comma': 'a=1,',
+    'params_space': 'a= 1',
+    'params_two_equals': 'a=b=c',
     'empty': '',
     # Found by fuzzing (the replay's mutations of the seeds above): accepted
     # before cli_parse.c refused empty list items, non-finite numbers and

@@ -1,10 +1,10 @@
 /* Times the naive path stage by stage through the public API: Q K^T, the
  * softmax and P V, each from the profiling events of the kernels it
- * launched. The library enqueues without events, so this program defines
- * clEnqueueNDRangeKernel itself (exported: -rdynamic) and hands every call
- * to the loader's with an event of its own; the kernels enqueued before
- * softmax_rows are Q K^T's, those after it P V's (CLBlast's helper kernels
- * included), a repack of O or a marker none of them.
+ * launched. The library enqueues without events, so every launch is seen
+ * on its way to the loader with an event of its own (cli/launches.c); the
+ * kernels launched before softmax_rows are Q K^T's, those after it P V's
+ * (CLBlast's helper kernels included), a repack of O or a marker none of
+ * them.
  *
  * usage: time_naive B,H,Hkv,Nq,Nk,d fp32|fp16 none|top-left|bottom-right
  *                   clblast|builtin reps
@@ -13,8 +13,6 @@
  * kernel start to last kernel end), the process's CPU seconds per call, and
  * run_info.kernel. */
 #define CL_TARGET_OPENCL_VERSION 120
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,48 +20,20 @@
 
 #include <clattn/clattn.h>
 
-#define MAX_EVENTS 64
+#include "launches.h"
 
-static struct {
-    cl_event ev;
-    int stage; /* 0: Q K^T, 1: softmax, 2: P V */
-} events[MAX_EVENTS];
-static int n_events, stage;
-
-typedef cl_int (*enqueue_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
-                             const size_t *, const size_t *, cl_uint, const cl_event *,
-                             cl_event *);
-
-CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(
-    cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off, const size_t *global,
-    const size_t *local, cl_uint n_wait, const cl_event *wait, cl_event *event)
+/* The stage of each launch of one call, by its kernel's name: 0 Q K^T, 1
+ * the softmax, 2 P V, 3 none (O's repack after the softmax). */
+static void stages_of(const launch *l, size_t n, int *stage)
 {
-    static enqueue_fn real;
-    if (!real)
-        real = (enqueue_fn)dlsym(RTLD_NEXT, "clEnqueueNDRangeKernel");
-    char name[64] = "";
-    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-    int st = stage;
-    if (!strcmp(name, "softmax_rows"))
-        st = stage = 1;
-    else if (stage == 1)
-        st = stage = 2;
-    if (!strcmp(name, "repack") && stage == 2)
-        st = 3; /* O copied out: not a stage timed here */
-    cl_event mine;
-    cl_int err = real(q, k, dim, off, global, local, n_wait, wait, &mine);
-    if (err != CL_SUCCESS)
-        return err;
-    if (n_events < MAX_EVENTS && st < 3) {
-        clRetainEvent(mine);
-        events[n_events].ev = mine;
-        events[n_events++].stage = st;
+    int now = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(l[i].kernel, "softmax_rows"))
+            now = 1;
+        else if (now == 1)
+            now = 2;
+        stage[i] = !strcmp(l[i].kernel, "repack") && now == 2 ? 3 : now;
     }
-    if (event)
-        *event = mine;
-    else
-        clReleaseEvent(mine);
-    return CL_SUCCESS;
 }
 
 static double cpu_seconds(void)
@@ -119,25 +89,33 @@ int main(int argc, char **argv)
     for (int r = -1; r < reps; r++) {
         if (r == 0)
             cpu0 = cpu_seconds();
-        n_events = 0;
-        stage = 0;
+        launches_take(NULL, 0);
+        launches_record(1);
         cl_event ev;
         int rc = clattn_attention_cl(ctx, &s, &o, q, k, v, out, 0, NULL, &ev, &info);
+        launches_record(0);
         if (rc < 0) {
             fprintf(stderr, "%s: %s\n", clattn_strerror(rc), clattn_last_error_detail());
             return 1;
         }
         clWaitForEvents(1, &ev);
         clReleaseEvent(ev);
+        launch l[LAUNCHES_MAX];
+        int stage[LAUNCHES_MAX];
+        size_t n = launches_take(l, LAUNCHES_MAX);
+        n = n < LAUNCHES_MAX ? n : LAUNCHES_MAX;
+        stages_of(l, n, stage);
         cl_ulong lo[4], hi[4];
         for (int i = 0; i < 4; i++)
             lo[i] = ~(cl_ulong)0, hi[i] = 0;
-        for (int e = 0; e < n_events; e++) {
+        for (size_t e = 0; e < n; e++) {
             cl_ulong a = 0, b = 0;
-            clGetEventProfilingInfo(events[e].ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
-            clGetEventProfilingInfo(events[e].ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-            clReleaseEvent(events[e].ev);
-            int st = events[e].stage;
+            clGetEventProfilingInfo(l[e].event, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+            clGetEventProfilingInfo(l[e].event, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+            clReleaseEvent(l[e].event);
+            const int st = stage[e];
+            if (st == 3)
+                continue;
             if (a < lo[st])
                 lo[st] = a;
             if (b > hi[st])

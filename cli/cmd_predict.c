@@ -1,0 +1,280 @@
+/*
+ * clattn predict: the byte model's tables (docs/MODEL.md) for a shape on a
+ * device. Device figures come from the command line, a preset (the seed's
+ * round numbers), or the device itself, and every figure is printed with
+ * where it came from, so a prediction can be traced back to its inputs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ceilings_auto.h"
+#include "cli.h"
+#include "commands.h"
+#include "outfile.h"
+#include "predict.h"
+
+#define DEFAULT_TILE 64
+
+/* ---------------------------------------------------------- device figures */
+
+static void preset_figure(clattn_figure *f, double value)
+{
+    f->value = value;
+    f->source = CLATTN_SRC_PRESET;
+}
+
+/* The seed's round numbers: 1000 TFLOP/s over 5 TB/s is its 200 FLOP/byte
+ * ridge. It assumes one tensor may fill the device. */
+static void seed_figures(struct predict_figures *f)
+{
+    preset_figure(&f->capacity, 192.0 * 0x1p30);
+    preset_figure(&f->max_alloc, 192.0 * 0x1p30);
+    preset_figure(&f->cache, 256.0 * 0x1p20);
+    preset_figure(&f->bandwidth, 5e12);
+    preset_figure(&f->peak, 1e15);
+}
+
+/* Takes `from` where `to` is still unknown. */
+static void fill_figure(clattn_figure *to, clattn_figure from)
+{
+    if (to->source == CLATTN_SRC_NONE && from.source != CLATTN_SRC_NONE && from.value > 0)
+        *to = from;
+}
+
+static void fill_figures(struct predict_figures *to, const struct predict_figures *from)
+{
+    if (to->peak.source == CLATTN_SRC_NONE && from->peak.source != CLATTN_SRC_NONE)
+        to->peak_is_f32 = from->peak_is_f32;
+    fill_figure(&to->capacity, from->capacity);
+    fill_figure(&to->max_alloc, from->max_alloc);
+    fill_figure(&to->cache, from->cache);
+    fill_figure(&to->bandwidth, from->bandwidth);
+    fill_figure(&to->peak, from->peak);
+    fill_figure(&to->latency, from->latency);
+}
+
+/* The device's ceilings; measured first (and saved) when none are saved and
+ * the command line does not give the figures a measurement would. */
+static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, int measure,
+                           struct predict_figures *out)
+{
+    clattn_ceilings c;
+    char note[1024] = "";
+    memset(out, 0, sizeof *out);
+    int rc = measure ? ceilings_measure_missing(ctx, &c, note, sizeof note)
+                     : clattn_device_ceilings(ctx, &c);
+    if (note[0]) /* stderr: stdout may be the JSON */
+        fprintf(stderr, "clattn: note: %s\n", note);
+    if (rc < 0) {
+        fprintf(stderr, "clattn: warning: cannot read the device's figures: %s (%s); "
+                        "figures not given are unknown\n",
+                clattn_strerror(rc), clattn_last_error_detail());
+        return;
+    }
+    out->capacity = c.global_mem_bytes;
+    out->max_alloc = c.max_alloc_bytes;
+    out->cache = c.cache_bytes;
+    out->bandwidth = c.bandwidth;
+    out->peak = dtype == CLATTN_F16 ? c.flops_f16 : c.flops_f32;
+    /* Half storage, float arithmetic (PoCL, where half arithmetic does not
+     * build): the float rate is the roof the kernels meet, as clattn bench
+     * takes it. */
+    if (dtype == CLATTN_F16 && c.flops_f16.source == CLATTN_SRC_NONE &&
+        c.flops_f32.source != CLATTN_SRC_NONE) {
+        out->peak = c.flops_f32;
+        out->peak_is_f32 = 1;
+    }
+    out->latency = c.launch_latency_s;
+}
+
+static int have_all_figures(const struct predict_figures *f)
+{
+    return f->capacity.source && f->cache.source && f->bandwidth.source && f->peak.source;
+}
+
+/* Settles the figures: given, then the device's, then the preset's. Opens
+ * the device when asked to, or when nothing else supplies the figures; a
+ * default device that cannot be opened only leaves figures unknown. Returns
+ * 0, or 1 when the device the user named cannot be opened. */
+static int resolve_figures(const struct predict_args *a, clattn_ctx **ctx,
+                           struct predict_figures *f)
+{
+    *f = a->given;
+    *ctx = NULL;
+    if (a->device || (!a->preset && !have_all_figures(f))) {
+        if (a->device) {
+            if (cli_open(a->device, ctx) < 0)
+                return 1;
+        } else {
+            int rc = clattn_open(ctx, NULL);
+            if (rc < 0)
+                fprintf(stderr, "clattn: warning: no OpenCL device (%s: %s); figures not "
+                                "given are unknown\n",
+                        clattn_strerror(rc), clattn_last_error_detail());
+        }
+    }
+    if (*ctx) {
+        struct predict_figures dev;
+        const int measure = !f->bandwidth.source || !f->peak.source;
+        device_figures(*ctx, a->shape.dtype, measure, &dev);
+        fill_figures(f, &dev);
+    }
+    if (a->preset) {
+        struct predict_figures seed = { 0 };
+        seed_figures(&seed);
+        fill_figures(f, &seed);
+    }
+    return 0;
+}
+
+static clattn_model_device model_device(const struct predict_figures *f)
+{
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    dev.capacity_bytes = (uint64_t)f->capacity.value;
+    dev.max_alloc_bytes = (uint64_t)f->max_alloc.value;
+    dev.cache_bytes = (uint64_t)f->cache.value;
+    dev.bandwidth = f->bandwidth.value;
+    dev.peak_flops = f->peak.value;
+    dev.launch_latency_s = f->latency.value;
+    return dev;
+}
+
+/* ------------------------------------------------------------ predictions */
+
+/* The fused tiles and split: given, else the device's plan, else 64 x 64
+ * and --split-kv (none without it). The plan's BLOCK_M packs the H / Hkv
+ * query heads of a KV head; the model's block_m counts one head's rows. */
+static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct predict_row *r)
+{
+    clattn_model_problem *p = &r->problem;
+    p->block_m = p->block_n = DEFAULT_TILE;
+    p->splits = a->split_kv;
+    r->tiles_source = a->preset ? "preset" : "default";
+    r->splits_source = a->split_given ? "given" : "none";
+    if (ctx) {
+        clattn_options opts;
+        clattn_default_options(&opts);
+        opts.causal = p->causal;
+        opts.split_kv = a->split_kv;
+        opts.kv_lens = p->kv_lens;
+        clattn_fused_plan plan;
+        if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
+            const size_t group = p->shape.heads / p->shape.kv_heads;
+            p->block_m = plan.block_m / group ? plan.block_m / group : 1;
+            p->block_n = plan.block_n;
+            p->splits = plan.splits;
+            r->tiles_source = r->splits_source = "device";
+        }
+    }
+    if (a->block_m || a->block_n)
+        r->tiles_source = "given";
+    if (a->block_m)
+        p->block_m = a->block_m;
+    if (a->block_n)
+        p->block_n = a->block_n;
+}
+
+static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn_model_device *dev,
+                     size_t nq, size_t nk, struct predict_row *r)
+{
+    clattn_model_default_problem(&r->problem);
+    r->problem.shape = a->shape;
+    r->problem.shape.q_len = nq;
+    r->problem.shape.kv_len = nk;
+    r->problem.causal = a->causal;
+    r->problem.naive_workspace_bytes = a->workspace;
+    r->problem.kv_lens = a->n_kv_lens ? a->kv_lens : NULL;
+    choose_plan(a, ctx, r);
+    int rc = clattn_model_predict(&r->problem, dev, &r->pred);
+    if (rc < 0)
+        return rc;
+    clattn_model_problem what_if = r->problem;
+    if (what_if.causal == CLATTN_CAUSAL_NONE)
+        what_if.causal = CLATTN_CAUSAL_TOP_LEFT;
+    return clattn_model_predict(&what_if, dev, &r->causal);
+}
+
+/* A limit whose figure is unknown stays unknown; other failures are errors. */
+static int compute_limits(const struct predict_args *a, const clattn_model_device *dev,
+                          struct predict_limits *l)
+{
+    clattn_shape unit = a->shape;
+    unit.q_len = unit.kv_len = 1;
+    for (int k = 0; k < 5; k++) {
+        uint64_t ws = k == CLATTN_LIMIT_NAIVE_FITS ? a->workspace : 0;
+        int known_figure = k <= CLATTN_LIMIT_SHARED_S_IN_CACHE ? dev->cache_bytes != 0
+                                                                : dev->capacity_bytes != 0;
+        l->known[k] = known_figure;
+        if (!known_figure)
+            continue;
+        int rc = clattn_model_max_len(&unit, (clattn_len_limit)k, ws, dev, &l->n[k],
+                                      &l->root[k]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- command */
+
+/* Predicts every row before printing, so a bad shape prints nothing else. */
+static int predict_all(const struct predict_args *a, clattn_ctx *ctx,
+                       const clattn_model_device *dev, struct predict_row *rows, size_t *n)
+{
+    int rc = 0;
+    *n = a->nq ? 1 : a->n_lens;
+    for (size_t i = 0; i < *n && rc == 0; i++) {
+        size_t nk = a->nq ? a->nk : a->lens[i];
+        size_t nq = a->nq ? a->nq : a->q_len ? a->q_len : nk;
+        rc = model_row(a, ctx, dev, nq, nk, &rows[i]);
+    }
+    return rc;
+}
+
+/* --json into its file: 0, or 1 after the message. */
+static int write_json(const struct predict_args *a, clattn_ctx *ctx,
+                      const struct predict_figures *f, const struct predict_limits *l,
+                      const struct predict_row *rows, size_t n)
+{
+    outfile jf;
+    if (cli_output_open(a->json, &jf))
+        return 1;
+    predict_print_json(jf.stream, a, ctx, f, l, rows, n);
+    return cli_output_commit(&jf);
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    struct predict_args args;
+    struct predict_figures figs;
+    struct predict_limits limits = { 0 };
+    static struct predict_row rows[PREDICT_MAX_LENS];
+    clattn_ctx *ctx = NULL;
+    size_t n_rows = 0;
+
+    int status = predict_parse_args(argc, argv, &args);
+    if (status)
+        return status == 1 ? 0 : status;
+    if (cli_output_check(args.json) || resolve_figures(&args, &ctx, &figs)) {
+        cli_call_free(&args.call);
+        return 1;
+    }
+    clattn_model_device dev = model_device(&figs);
+    int rc = predict_all(&args, ctx, &dev, rows, &n_rows);
+    if (rc == 0)
+        rc = compute_limits(&args, &dev, &limits);
+    if (rc < 0) {
+        /* The model rejects only shapes: an argument problem. */
+        status = cli_usage_error("predict", "bad shape: %s", clattn_last_error_detail());
+    } else {
+        /* JSON on stdout replaces the tables; into a file it goes beside them. */
+        if (!args.json || !outfile_is_stdout(args.json))
+            predict_print_text(&args, ctx, &figs, &dev, &limits, rows, n_rows);
+        if (args.json)
+            status = write_json(&args, ctx, &figs, &limits, rows, n_rows);
+    }
+    clattn_close(&ctx);
+    cli_call_free(&args.call);
+    return status;
+}

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared options, defined once (the table below: spelling, value, help,
+ * what takes them), and the one parser every command uses (see options.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+
+/* The shared options' getopt values: above any character, below OWN_ID. */
+enum shared_id {
+    O_DEVICE = 256, O_SHAPE, O_BATCH, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_LEN, O_Q_LEN,
+    O_DTYPE, O_CAUSAL, O_KV_LENS, O_SPLIT_KV, O_KERNEL, O_PATH, O_PARAMS, O_SEED, O_JSON,
+    O_CSV,
+};
+
+/* One spelling of a shared option. An alias (help NULL) is another long
+ * name of the entry before it. Where the command has `flag`, the option
+ * reads a list or more words: its synopsis is synopsis_flag where given,
+ * and help_flag follows its help, or replaces it where `replaces`. */
+typedef struct shared_option {
+    const char *name;
+    char short_name;
+    int has_arg;
+    int id;
+    unsigned bit;
+    const char *synopsis, *help;
+    unsigned flag;
+    const char *synopsis_flag, *help_flag;
+    int replaces;
+} shared_option;
+
+static const shared_option shared[] = {
+    { "device", 0, required_argument, O_DEVICE, CLI_DEVICE, "--device SEL",
+      "an index from clattn devices or a case-insensitive\n"
+      "substring of \"platform: device\" (default\n"
+      "$CLATTN_DEVICE, else the largest GPU, else the CPU)", 0, NULL, NULL, 0 },
+    { "shape", 0, required_argument, O_SHAPE, CLI_SHAPE, "--shape B,H,Hkv,Nq,Nk,d",
+      "batch, query heads, key/value heads (dividing H),\n"
+      "query length, key length, head dim (1..256)", 0, NULL, NULL, 0 },
+    { "batch", 'B', required_argument, O_BATCH, CLI_SIZES, "-B, --batch B",
+      "batch: how many sequences", 0, NULL, NULL, 0 },
+    { "heads", 'H', required_argument, O_HEADS, CLI_SIZES, "-H, --heads H", "query heads", 0,
+      NULL, NULL, 0 },
+    { "kv-heads", 0, required_argument, O_KV_HEADS, CLI_SIZES, "--kv-heads HKV",
+      "key/value heads, dividing H (grouped-query\nattention)", 0, NULL, NULL, 0 },
+    { "head-dim", 'd', required_argument, O_HEAD_DIM, CLI_SIZES, "-d, --head-dim D",
+      "head dimension, 1..256", CLI_HEAD_DIMS, "-d, --head-dim D,...",
+      "; several, separated by\ncommas, a shape each", 0 },
+    { "len", 'N', required_argument, O_LEN, CLI_SIZES, "-N, --len, --kv-len N",
+      "key length Nk; Nq = Nk unless --q-len", CLI_LENS, "-N, --len, --kv-len LIST",
+      "; several,\nseparated by commas, a case each", 0 },
+    { "kv-len", 0, required_argument, O_LEN, CLI_SIZES, NULL, NULL, 0, NULL, NULL, 0 },
+    { "q-len", 0, required_argument, O_Q_LEN, CLI_SIZES, "--q-len NQ",
+      "query length of every case (1: a decoding step)", 0, NULL, NULL, 0 },
+    { "dtype", 0, required_argument, O_DTYPE, CLI_DTYPE, "--dtype T",
+      "fp16 (f16, float16, half) or fp32 (f32, float32,\nfloat)", 0, NULL, NULL, 0 },
+    { "causal", 0, optional_argument, O_CAUSAL, CLI_CAUSAL, "--causal[=MODE]",
+      "the causal mask: top-left (tl, yes; --causal alone)\n"
+      "shows query i the keys j <= i, bottom-right (br)\n"
+      "the keys j <= i + Nk - Nq, aligned to each\n"
+      "sequence's length; none (no)", CLI_MASKS, NULL,
+      "; both: none and\ntop-left, a row each", 0 },
+    { "kv-lens", 0, required_argument, O_KV_LENS, CLI_KV_LENS, "--kv-lens L0,L1,...",
+      "each sequence's number of keys: B values, each at\n"
+      "most Nk (0: an empty sequence); keys past it are\n"
+      "never read", 0, NULL, NULL, 0 },
+    { "split-kv", 0, required_argument, O_SPLIT_KV, CLI_SPLIT_KV, "--split-kv N",
+      "split each sequence's keys into N chunks on the\n"
+      "fused path (flash-decoding); 0: the library's\n"
+      "choice, 1: none", 0, NULL, NULL, 0 },
+    { "kernel", 0, required_argument, O_KERNEL, CLI_KERNEL, "--kernel K",
+      "the fused kernel: auto or a name clattn devices\n"
+      "lists (an error where the device cannot run it)", CLI_ALL_KERNELS, NULL,
+      ";\nall: every kernel of the table that runs here", 0 },
+    { "path", 0, required_argument, O_PATH, CLI_PATH, "--path P", "naive, fused or auto",
+      CLI_PATHS, NULL, "naive, fused, or both (also naive,fused)", 1 },
+    { "params", 0, required_argument, O_PARAMS, CLI_PARAMS, "--params LIST",
+      "the kernel's parameters beyond its tiles:\n"
+      "name=value pairs separated by commas (an unknown\n"
+      "name or a value out of range is an error)", 0, NULL, NULL, 0 },
+    { "seed", 0, required_argument, O_SEED, CLI_SEED, "--seed N", "the random inputs' seed", 0,
+      NULL, NULL, 0 },
+    { "json", 0, optional_argument, O_JSON, CLI_JSON, "--json[=FILE]",
+      "write the report as JSON to FILE (\"-\", or no\nFILE: stdout)", 0, NULL, NULL, 0 },
+    { "csv", 0, optional_argument, O_CSV, CLI_CSV, "--csv[=FILE]",
+      "write the rows as CSV to FILE (likewise)", 0, NULL, NULL, 0 },
+};
+
+#define N_SHARED (sizeof shared / sizeof shared[0])
+#define HELP_COLUMN 24
+
+/* ------------------------------------------------------------------ help */
+
+void cli_print_option(FILE *f, const char *synopsis, const char *help)
+{
+    if (strlen(synopsis) + 2 >= HELP_COLUMN - 1)
+        fprintf(f, "  %s\n%*s", synopsis, HELP_COLUMN, "");
+    else
+        fprintf(f, "  %-*s", HELP_COLUMN - 2, synopsis);
+    for (const char *line = help; *line;) {
+        const size_t n = strcspn(line, "\n");
+        fprintf(f, "%.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+        if (*line)
+            fprintf(f, "%*s", HELP_COLUMN, "");
+    }
+}
+
+static const char *default_of(const cli_command *cmd, unsigned bit)
+{
+    for (const cli_default *d = cmd->defaults; d && d->option; d++)
+        if (d->option == bit)
+            return d->text;
+    return NULL;
+}
+
+/* A shared option's help as `cmd` takes it: the variant for its flag, and
+ * its default (the sizes share one bit, so they show none). */
+static const char *shared_help(const cli_command *cmd, const shared_option *o, char *buf,
+                               size_t cap)
+{
+    const int flagged = o->flag && (cmd->takes & o->flag);
+    const char *def = o->bit != CLI_SIZES ? default_of(cmd, o->bit) : NULL;
+    if (flagged && o->replaces)
+        snprintf(buf, cap, "%s", o->help_flag);
+    else
+        snprintf(buf, cap, "%s%s", o->help, flagged ? o->help_flag : "");
+    if (def) {
+        const size_t used = strlen(buf);
+        const char *last = strrchr(buf, '\n');
+        const size_t last_len = used - (last ? (size_t)(last + 1 - buf) : 0);
+        snprintf(buf + used, cap - used, "%s(default %s)",
+                 last_len + strlen(def) + 11 > 54 ? "\n" : " ", def);
+    }
+    return buf;
+}
+
+void cli_print_options(const cli_command *cmd, FILE *f)
+{
+    for (size_t i = 0; i < cmd->n_own; i++)
+        if (cmd->own[i].help) /* NULL: listed with the entry before it */
+            cli_print_option(f, cmd->own[i].synopsis, cmd->own[i].help);
+    for (size_t i = 0; i < N_SHARED; i++) {
+        const shared_option *o = &shared[i];
+        if (!o->help || !(cmd->takes & o->bit))
+            continue;
+        char help[512];
+        const int flagged = o->flag && (cmd->takes & o->flag) && o->synopsis_flag;
+        cli_print_option(f, flagged ? o->synopsis_flag : o->synopsis,
+                         shared_help(cmd, o, help, sizeof help));
+    }
+    cli_print_option(f, "-h, --help", "this text");
+}
+
+/* ---------------------------------------------------------------- values */
+
+/* The option's first spelling, for messages. */
+static const char *spelling(const shared_option *o, char *buf, size_t cap)
+{
+    if (o->short_name)
+        snprintf(buf, cap, "-%c", o->short_name);
+    else
+        snprintf(buf, cap, "--%s", o->name);
+    return buf;
+}
+
+static int positive(const char *cmd, const char *opt, const char *v, size_t *out)
+{
+    if (cli_parse_size(v, out) < 0 || *out == 0)
+        return cli_usage_error(cmd, "bad %s '%.80s' (a positive integer)", opt, v);
+    return 0;
+}
+
+/* A list of positive sizes, at most `cap`; a single one where `list` is 0. */
+static int positive_list(const char *cmd, const char *opt, const char *v, int list, size_t *out,
+                         size_t cap, size_t *n)
+{
+    if (!list) {
+        *n = 1;
+        return positive(cmd, opt, v, out);
+    }
+    int rc = cli_parse_size_list(v, out, cap, n);
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        rc = out[i] ? 0 : -1;
+    if (rc < 0)
+        return cli_usage_error(cmd, "bad %s '%.80s' (up to %zu positive integers separated by "
+                               "commas)", opt, v, cap);
+    return 0;
+}
+
+static int parse_shape(const char *cmd, const char *v, cli_call *c)
+{
+    size_t s[6], n;
+    if (cli_parse_size_list(v, s, 6, &n) < 0 || n != 6)
+        return cli_usage_error(cmd, "--shape needs B,H,Hkv,Nq,Nk,d, got '%.80s'", v);
+    c->batch = s[0];
+    c->heads = s[1];
+    c->kv_heads = s[2];
+    c->q_len = s[3];
+    c->lens[0] = s[4];
+    c->n_lens = 1;
+    c->head_dims[0] = s[5];
+    c->n_head_dims = 1;
+    return 0;
+}
+
+static int parse_masks(const char *cmd, unsigned takes, const char *v, cli_call *c)
+{
+    clattn_causal mode;
+    if ((takes & CLI_MASKS) && v && !strcmp(v, "both"))
+        c->masks = CLI_MASKS_BOTH;
+    else if (cli_parse_causal(v, &mode) == 0)
+        c->masks = CLI_MASK(mode);
+    else
+        return cli_usage_error(cmd, "bad --causal '%.80s' (none, top-left or bottom-right%s)",
+                               v, takes & CLI_MASKS ? ", or both" : "");
+    return 0;
+}
+
+static int parse_paths(const char *cmd, unsigned takes, const char *v, cli_call *c)
+{
+    clattn_path one;
+    const int several = takes & CLI_PATHS;
+    if (!strcmp(v, "both") || !strcmp(v, "naive,fused") || !strcmp(v, "fused,naive"))
+        c->paths = CLI_PATHS_BOTH;
+    else if (cli_parse_path(v, &one) == 0)
+        c->paths = CLI_PATH_BIT(one);
+    else
+        c->paths = 0;
+    if (!c->paths || (several && c->paths == CLI_PATH_BIT(CLATTN_PATH_AUTO)) ||
+        (!several && c->paths == CLI_PATHS_BOTH))
+        return cli_usage_error(cmd, "bad --path '%.80s' (%s)", v,
+                               several ? "naive, fused or both" : "naive, fused or auto");
+    return 0;
+}
+
+static int parse_kv_lens(const char *cmd, const char *v, cli_call *c)
+{
+    const size_t cap = cli_list_items(v);
+    free(c->kv_lens);
+    c->kv_lens = malloc(cap * sizeof *c->kv_lens);
+    if (!c->kv_lens) {
+        cli_error("%s: out of memory for --kv-lens", cmd);
+        return CLI_EXIT_FAILURE;
+    }
+    if (cli_parse_lens(v, c->kv_lens, cap, &c->n_kv_lens) < 0)
+        return cli_usage_error(cmd, "bad --kv-lens '%.80s' (lengths separated by commas)", v);
+    return 0;
+}
+
+static int parse_kernel(const char *cmd, unsigned takes, const char *v, cli_call *c)
+{
+    c->all_kernels = (takes & CLI_ALL_KERNELS) && !strcmp(v, "all");
+    if (!c->all_kernels && cli_parse_fused_kernel(v, &c->kernel) < 0)
+        return cli_usage_error(cmd, "bad --kernel: %s", clattn_last_error_detail());
+    return 0;
+}
+
+/* Stores one shared option's value; 0, or the status after the message. */
+static int set_shared(const char *cmd, unsigned takes, const shared_option *o, const char *v,
+                      cli_call *c)
+{
+    char name[32];
+    const char *opt = spelling(o, name, sizeof name);
+    size_t n, one;
+    c->given |= o->bit;
+    switch ((enum shared_id)o->id) {
+    case O_DEVICE: c->device = v; return 0;
+    case O_SHAPE: return parse_shape(cmd, v, c);
+    case O_BATCH: return positive(cmd, opt, v, &c->batch);
+    case O_HEADS: return positive(cmd, opt, v, &c->heads);
+    case O_KV_HEADS: return positive(cmd, opt, v, &c->kv_heads);
+    case O_Q_LEN: return positive(cmd, opt, v, &c->q_len);
+    case O_HEAD_DIM:
+        return positive_list(cmd, opt, v, takes & CLI_HEAD_DIMS, c->head_dims,
+                             CLI_MAX_HEAD_DIMS, &c->n_head_dims);
+    case O_LEN:
+        if (c->n_lens)
+            return cli_usage_error(cmd, "give the lengths once (-N, --len or --kv-len), not "
+                                   "'%.80s' again", v);
+        return positive_list(cmd, opt, v, takes & CLI_LENS, c->lens, CLI_MAX_LENS, &c->n_lens);
+    case O_DTYPE:
+        if (cli_parse_dtype(v, &c->dtype) < 0)
+            return cli_usage_error(cmd, "bad --dtype '%.80s' (fp32 or fp16)", v);
+        return 0;
+    case O_CAUSAL: return parse_masks(cmd, takes, v, c);
+    case O_KV_LENS: return parse_kv_lens(cmd, v, c);
+    case O_SPLIT_KV:
+        if (cli_parse_size(v, &n) < 0 || n > UINT32_MAX)
+            return cli_usage_error(cmd, "bad --split-kv '%.80s' (0 .. 4294967295)", v);
+        c->split_kv = (uint32_t)n;
+        return 0;
+    case O_KERNEL: return parse_kernel(cmd, takes, v, c);
+    case O_PATH: return parse_paths(cmd, takes, v, c);
+    case O_PARAMS:
+        if (cli_parse_params(v) < 0)
+            return cli_usage_error(cmd, "bad --params '%.80s' (name=value pairs separated by "
+                                   "commas)", v);
+        c->params = v;
+        return 0;
+    case O_SEED:
+        if (cli_parse_size(v, &one) < 0)
+            return cli_usage_error(cmd, "bad --seed '%.80s' (a non-negative integer)", v);
+        c->seed = one;
+        return 0;
+    case O_JSON: c->json = v ? v : "-"; return 0;
+    case O_CSV: c->csv = v ? v : "-"; return 0;
+    }
+    return CLI_EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------- parser */
+
+/* getopt_long's values for the command's own options: own[i] is OWN_ID + i. */
+#define OWN_ID 1024
+
+/* getopt_long's table: the shared options `takes` names, then the
+ * command's own, then --help; and the short options among them. */
+static int build_table(const cli_command *cmd, struct option *longs, size_t cap, char *shorts,
+                       size_t shorts_cap)
+{
+    size_t n = 0, s = 0;
+    shorts[s++] = '+'; /* options end at the first operand: no command takes one */
+    shorts[s++] = ':';
+    shorts[s++] = 'h';
+    for (size_t i = 0; i < N_SHARED && n < cap; i++) {
+        const shared_option *o = &shared[i];
+        if (!(cmd->takes & o->bit))
+            continue;
+        longs[n++] = (struct option){ o->name, o->has_arg, NULL, o->id };
+        if (o->short_name && s + 2 < shorts_cap) {
+            shorts[s++] = o->short_name;
+            shorts[s++] = ':';
+        }
+    }
+    for (size_t i = 0; i < cmd->n_own && n < cap; i++)
+        longs[n++] = (struct option){ cmd->own[i].name, cmd->own[i].has_arg, NULL,
+                                      OWN_ID + (int)i };
+    if (n + 2 > cap)
+        return -1;
+    longs[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+    longs[n] = (struct option){ NULL, 0, NULL, 0 };
+    shorts[s] = '\0';
+    return 0;
+}
+
+/* Stores one of the command's own options. */
+static int set_own(const cli_command *cmd, const cli_option *o, const char *v, void *state)
+{
+    char *field = (char *)state + o->offset;
+    switch (o->store) {
+    case CLI_STORE_TRUE:
+    case CLI_STORE_FALSE: {
+        const int on = o->store == CLI_STORE_TRUE;
+        memcpy(field, &on, sizeof on);
+        return 0;
+    }
+    case CLI_STORE_TEXT: memcpy(field, &v, sizeof v); return 0;
+    case CLI_STORE_CALL: return cmd->set_own(state, o, v);
+    }
+    return CLI_EXIT_USAGE;
+}
+
+static const shared_option *shared_of(int opt)
+{
+    for (size_t i = 0; i < N_SHARED; i++)
+        if (shared[i].id == opt || (shared[i].short_name && shared[i].short_name == opt))
+            return &shared[i];
+    return NULL;
+}
+
+/* An optional value may come as the next word: it is not an option, or it
+ * is "-" (stdout). */
+static const char *optional_value(int argc, char **argv)
+{
+    if (optarg || optind >= argc)
+        return optarg;
+    const char *next = argv[optind];
+    if (next[0] == '-' && next[1] != '\0')
+        return NULL;
+    optind++;
+    return next;
+}
+
+/* What a single option cannot check: the shape given one way. */
+static int check_call(const cli_command *cmd, const cli_call *c)
+{
+    if ((c->given & CLI_SHAPE) && (c->given & CLI_SIZES))
+        return cli_usage_error(cmd->name, "give the shape once: --shape, or -B, -H, --kv-heads, "
+                               "-d, -N, --q-len");
+    return 0;
+}
+
+int cli_parse_command(const cli_command *cmd, int argc, char **argv, cli_call *call,
+                      void *state)
+{
+    struct option longs[64];
+    char shorts[32];
+    memset(call, 0, sizeof *call);
+    if (build_table(cmd, longs, 64, shorts, sizeof shorts) < 0) {
+        cli_error("%s: too many options", cmd->name);
+        return CLI_EXIT_FAILURE;
+    }
+    optind = 1;
+    int rc = 0, opt;
+    while (rc == 0 && (opt = cli_getopt(cmd->name, argc, argv, shorts, longs)) != -1) {
+        const shared_option *o = opt >= OWN_ID ? NULL : shared_of(opt);
+        if (opt == '?') {
+            rc = CLI_EXIT_USAGE;
+        } else if (opt == 'h') {
+            cmd->usage(cmd, stdout);
+            rc = 1;
+        } else if (opt >= OWN_ID && (size_t)(opt - OWN_ID) < cmd->n_own) {
+            rc = set_own(cmd, &cmd->own[opt - OWN_ID], optarg, state);
+        } else if (o) {
+            const char *v = o->has_arg == optional_argument ? optional_value(argc, argv) : optarg;
+            rc = v && !*v ? cli_usage_error(cmd->name, "option --%s needs a value", o->name)
+                          : set_shared(cmd->name, cmd->takes, o, v, call);
+        } else {
+            rc = CLI_EXIT_USAGE;
+        }
+    }
+    if (rc == 0)
+        rc = check_call(cmd, call);
+    if (rc)
+        cli_call_free(call);
+    return rc;
+}
+
+void cli_call_free(cli_call *call)
+{
+    free(call->kv_lens);
+    call->kv_lens = NULL;
+    call->n_kv_lens = 0;
+}
+
+/* --------------------------------------------------------------- results */
+
+clattn_causal cli_call_causal(const cli_call *c)
+{
+    for (int m = CLATTN_CAUSAL_NONE; m <= CLATTN_CAUSAL_BOTTOM_RIGHT; m++)
+        if (c->masks & CLI_MASK(m))
+            return (clattn_causal)m;
+    return CLATTN_CAUSAL_NONE;
+}
+
+clattn_path cli_call_path(const cli_call *c)
+{
+    for (int p = CLATTN_PATH_AUTO; p <= CLATTN_PATH_FUSED; p++)
+        if (c->paths & CLI_PATH_BIT(p))
+            return (clattn_path)p;
+    return CLATTN_PATH_AUTO;
+}
+
+void cli_call_options(const cli_call *c, clattn_options *o)
+{
+    o->causal = cli_call_causal(c);
+    o->path = cli_call_path(c);
+    o->fused_kernel = c->kernel;
+    o->split_kv = c->split_kv;
+    o->kv_lens = c->kv_lens;
+    o->kernel_params = c->params;
+}
+
+int cli_check_shape(const char *cmd, const clattn_shape *s)
+{
+    if (clattn_shape_check(s) == CLATTN_OK)
+        return 0;
+    return cli_usage_error(cmd, "bad shape: %s", clattn_last_error_detail());
+}
+
+int cli_check_kv_lens(const char *cmd, const cli_call *c, size_t batch, size_t kv_len,
+                      const char *where, int status)
+{
+    char msg[320];
+    size_t b = 0;
+    while (c->kv_lens && c->n_kv_lens == batch && b < batch && c->kv_lens[b] <= kv_len)
+        b++;
+    if (!c->kv_lens || b == batch)
+        return 0;
+    if (c->n_kv_lens != batch)
+        snprintf(msg, sizeof msg, "--kv-lens gives %zu lengths; %s has B = %zu sequences (one "
+                 "length each)", c->n_kv_lens, where, batch);
+    else
+        snprintf(msg, sizeof msg, "--kv-lens: sequence %zu has %u keys, more than the Nk = %zu "
+                 "of %s", b, c->kv_lens[b], kv_len, where);
+    if (status == CLI_EXIT_USAGE)
+        return cli_usage_error(cmd, "%s", msg);
+    cli_error("%s: %s", cmd, msg);
+    return status;
+}

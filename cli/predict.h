@@ -1,0 +1,81 @@
+/*
+ * clattn predict: what its parts share. cmd_predict.c settles the device
+ * figures and runs the byte model (docs/MODEL.md) for every row,
+ * predict_args.c parses the command line, predict_text.c prints the tables
+ * and predict_json.c the same figures as one JSON object.
+ */
+#ifndef CLATTN_TOOLS_PREDICT_H
+#define CLATTN_TOOLS_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clattn/clattn.h"
+#include "clattn/device.h"
+#include "options.h"
+
+#define PREDICT_MAX_LENS CLI_MAX_LENS
+
+/* A device figure and where it came from. */
+struct predict_figures {
+    clattn_figure capacity, max_alloc, cache, bandwidth, peak, latency;
+    int peak_is_f32; /* fp16 shape, the device's fp32 rate standing in */
+};
+
+struct predict_args {
+    cli_call call;       /* the shared options as given */
+    clattn_shape shape;  /* lengths come from lens[] (Nk, and Nq unless q_len)
+                          * or nq/nk */
+    size_t lens[PREDICT_MAX_LENS];
+    size_t n_lens;
+    size_t nq, nk;       /* 0: not given */
+    size_t q_len;        /* --q-len: Nq of every row of lens[]; 0: Nq = Nk */
+    const uint32_t *kv_lens; /* --kv-lens, one per sequence; NULL: Nk for all */
+    size_t n_kv_lens;
+    uint32_t split_kv;   /* --split-kv: 0 the library's choice (none without a device) */
+    int split_given;
+    clattn_causal causal;
+    size_t block_m, block_n; /* 0: the device's or the default */
+    uint64_t workspace;
+    const char *device;
+    int preset;
+    struct predict_figures given;
+    const char *json;    /* --json: the file, "-" for stdout; NULL: tables */
+};
+
+/* One pair of lengths: the problem as modelled and its predictions. */
+struct predict_row {
+    clattn_model_problem problem; /* kv_lens point into predict_args */
+    const char *tiles_source;
+    const char *splits_source;    /* "device" (its plan), "given", "none" */
+    clattn_prediction pred;   /* with the requested mask */
+    clattn_prediction causal; /* with the requested mask, else top-left (a what-if) */
+};
+
+/* Q2: the largest N for each clattn_len_limit, where its figure is known. */
+struct predict_limits {
+    int known[5];
+    size_t n[5];
+    double root[5];
+};
+
+/* Parses the arguments after "predict" (argv[0]) into `a`.
+ * 0: parsed (cli_call_free(&a->call) afterwards); 1: --help printed; 2: bad
+ * arguments (error printed). */
+int predict_parse_args(int argc, char **argv, struct predict_args *a);
+
+/* The tables, Q1 to Q4, on stdout. rows[0] holds what every row shares (the
+ * ridge, the tiles); n >= 1. */
+void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_figures *f, const clattn_model_device *dev,
+                        const struct predict_limits *l, const struct predict_row *rows,
+                        size_t n);
+
+/* The same figures as one JSON object and a newline on `f`; unknown
+ * figures are null. */
+void predict_print_json(FILE *out, const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_figures *f, const struct predict_limits *l,
+                        const struct predict_row *rows, size_t n);
+
+#endif

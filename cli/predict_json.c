@@ -1,0 +1,173 @@
+/*
+ * clattn predict --json: the figures of the tables as one JSON object, with
+ * exact byte counts and null where a figure is unknown.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "json.h"
+#include "predict.h"
+
+static void json_device(struct json *j, const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_figures *f, const clattn_prediction *p0)
+{
+    json_open(j, "device", '{');
+    json_str(j, "name", ctx ? clattn_device_name(ctx) : a->preset ? "preset seed" : "none");
+    json_figure(j, "capacity_bytes", f->capacity);
+    json_figure(j, "max_alloc_bytes", f->max_alloc);
+    json_figure(j, "cache_bytes", f->cache);
+    json_figure(j, "bandwidth_bytes_per_s", f->bandwidth);
+    json_figure(j, "peak_flops", f->peak);
+    json_bool(j, "peak_flops_is_fp32", f->peak_is_f32);
+    json_figure(j, "launch_latency_s", f->latency);
+    json_num(j, "ridge_flop_per_byte", p0->ridge, 1);
+    json_close(j, '}');
+}
+
+static void json_limits(struct json *j, const struct predict_limits *l, const clattn_prediction *p0)
+{
+    static const char *names[] = { "head_s_in_cache", "shared_s_in_cache", "scores_in_memory",
+                                   "naive_fits", "fused_fits" };
+    json_open(j, "limits", '{');
+    for (int k = 0; k < 5; k++) {
+        if (!l->known[k]) {
+            json_null(j, names[k]);
+            continue;
+        }
+        json_open(j, names[k], '{');
+        json_u64(j, "n", l->n[k]);
+        json_num(j, "root", l->root[k], 0);
+        json_close(j, '}');
+    }
+    json_num(j, "naive_intensity_limit", p0->naive_intensity_limit, 0);
+    json_num(j, "naive_compute_bound_from", (double)p0->naive_compute_len, 1);
+    json_num(j, "fused_compute_bound_from", (double)p0->fused_compute_len, 1);
+    json_close(j, '}');
+}
+
+static void json_path(struct json *j, const char *key, const clattn_path_estimate *e)
+{
+    json_open(j, key, '{');
+    json_u64(j, "bytes", e->bytes);
+    json_num(j, "flops", e->flops, 0);
+    json_num(j, "intensity", e->intensity, 0);
+    json_u64(j, "launches", e->launches);
+    json_num(j, "memory_time_s", e->memory_time_s, 1);
+    json_num(j, "compute_time_s", e->compute_time_s, 1);
+    json_num(j, "time_s", e->time_s, 1);
+    json_str(j, "bound", clattn_bound_name(e->bound));
+    json_u64(j, "peak_bytes", e->memory.peak_bytes);
+    json_str(j, "largest_buffer", e->memory.largest_name);
+    json_u64(j, "largest_bytes", e->memory.largest_bytes);
+    json_u64(j, "workspace_bytes", e->memory.workspace_bytes);
+    json_str(j, "fit", clattn_fit_name(e->fit));
+    json_close(j, '}');
+}
+
+static void json_traffic(struct json *j, const clattn_traffic *t)
+{
+    json_open(j, "per_head", '{');
+    json_u64(j, "score_bytes", t->head_score_bytes);
+    json_u64(j, "endpoint_bytes", t->head_endpoint_bytes);
+    json_u64(j, "naive_bytes", t->head_naive_bytes);
+    json_u64(j, "fused_bytes", t->head_fused_bytes);
+    json_num(j, "ratio", t->head_ratio, 0);
+    json_num(j, "closed_form", t->closed_form, 0);
+    json_close(j, '}');
+    json_open(j, "all_heads", '{');
+    json_u64(j, "score_bytes", t->score_bytes);
+    json_u64(j, "endpoint_bytes", t->endpoint_bytes);
+    json_u64(j, "naive_bytes", t->naive_bytes);
+    json_u64(j, "fused_bytes", t->fused_bytes);
+    json_num(j, "ratio", t->ratio, 0);
+    json_close(j, '}');
+}
+
+static void json_blocks(struct json *j, const struct predict_args *a, const struct predict_row *r)
+{
+    const clattn_causal_blocks *b = &r->causal.blocks;
+    json_open(j, "causal", '{');
+    json_str(j, "mode", cli_causal_name(r->problem.causal == CLATTN_CAUSAL_NONE
+                                            ? CLATTN_CAUSAL_TOP_LEFT
+                                            : r->problem.causal));
+    json_bool(j, "what_if", a->causal == CLATTN_CAUSAL_NONE);
+    json_u64(j, "q_blocks", b->q_blocks);
+    json_u64(j, "k_blocks", b->k_blocks);
+    json_u64(j, "total_blocks", b->total_blocks);
+    json_u64(j, "visited_blocks", b->visited_blocks);
+    json_num(j, "visited_fraction", b->visited_fraction, 0);
+    json_num(j, "closed_form", b->closed_form, 1);
+    json_u64(j, "empty_q_blocks", b->empty_q_blocks);
+    json_u64(j, "empty_rows", b->empty_rows);
+    json_u64(j, "total_pairs", b->total_pairs);
+    json_u64(j, "computed_pairs", b->computed_pairs);
+    json_u64(j, "visible_pairs", b->visible_pairs);
+    json_u64(j, "kv_rows_read", b->kv_rows_read);
+    json_u64(j, "kv_rows_streamed", b->kv_rows_streamed);
+    json_num(j, "speedup", b->speedup, 0);
+    json_num(j, "roofline_speedup", r->causal.causal_speedup, 1);
+    json_close(j, '}');
+}
+
+/* The batch at its own lengths and the split: what the fused estimate counts. */
+static void json_decode(struct json *j, const struct predict_row *r)
+{
+    const clattn_batch_blocks *b = &r->pred.batch;
+    json_open(j, "decode", '{');
+    json_u64(j, "splits", r->problem.splits ? r->problem.splits : 1);
+    json_str(j, "splits_source", r->splits_source);
+    json_u64(j, "split_workspace_bytes", b->split_workspace_bytes);
+    json_u64(j, "empty_sequences", b->empty_sequences);
+    json_u64(j, "kv_rows_total", b->kv_rows_total);
+    json_u64(j, "kv_rows_read", b->kv_rows_read);
+    json_u64(j, "total_blocks", b->total_blocks);
+    json_u64(j, "visited_blocks", b->visited_blocks);
+    json_u64(j, "total_pairs", b->total_pairs);
+    json_u64(j, "computed_pairs", b->computed_pairs);
+    json_u64(j, "visible_pairs", b->visible_pairs);
+    json_close(j, '}');
+}
+
+static void json_row(struct json *j, const struct predict_args *a, const struct predict_row *r)
+{
+    json_open(j, NULL, '{');
+    json_u64(j, "q_len", r->problem.shape.q_len);
+    json_u64(j, "kv_len", r->problem.shape.kv_len);
+    json_u64(j, "block_m", r->problem.block_m);
+    json_u64(j, "block_n", r->problem.block_n);
+    json_str(j, "tiles_source", r->tiles_source);
+    json_decode(j, r);
+    json_traffic(j, &r->pred.traffic);
+    json_path(j, "naive", &r->pred.naive);
+    json_path(j, "fused", &r->pred.fused);
+    json_blocks(j, a, r);
+    json_close(j, '}');
+}
+
+void predict_print_json(FILE *out, const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_figures *f, const struct predict_limits *l,
+                        const struct predict_row *rows, size_t n)
+{
+    struct json j;
+    const clattn_shape *s = &a->shape;
+    json_begin_document(&j, out, "predict");
+    json_open(&j, "shape", '{');
+    json_u64(&j, "batch", s->batch);
+    json_u64(&j, "heads", s->heads);
+    json_u64(&j, "kv_heads", s->kv_heads);
+    json_u64(&j, "head_dim", s->head_dim);
+    json_str(&j, "dtype", cli_dtype_name(s->dtype));
+    json_u64(&j, "element_bytes", clattn_dtype_size(s->dtype));
+    json_str(&j, "causal", cli_causal_name(a->causal));
+    json_u32_list(&j, "kv_lens", a->kv_lens, a->n_kv_lens);
+    json_close(&j, '}');
+    json_device(&j, a, ctx, f, &rows[0].pred);
+    json_limits(&j, l, &rows[0].pred);
+    json_open(&j, "rows", '[');
+    for (size_t i = 0; i < n; i++)
+        json_row(&j, a, &rows[i]);
+    json_close(&j, ']');
+    json_end_document(&j);
+}

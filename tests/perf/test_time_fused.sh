@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/perf/time_fused in both of its forms (the positional one the
+# comparison scripts call, and the options of the clattn commands): one
+# JSON line with the fields the scripts read, and a bad command line
+# refused with status 2.
+#
+# Usage: test_time_fused.sh path/to/time_fused
+# Exit: 0 pass, 1 fail, 77 skip (no python3, or no OpenCL device).
+set -eu
+TF=${1:?usage: test_time_fused.sh path/to/time_fused}
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT INT TERM
+check() { # what, then the time_fused arguments
+    what=$1
+    shift
+    if ! "$TF" "$@" >"$out" 2>/dev/null; then
+        grep -q "no matching OpenCL device\|ENODEV" "$out" 2>/dev/null && exit 77
+        echo "FAIL: $what: time_fused $*: status $?"
+        exit 1
+    fi
+    python3 - "$out" "$what" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+for key in ("shape", "kernel", "splits", "times", "cpu_per_call", "device_per_call_s"):
+    assert key in r, "%s: no %r in %r" % (sys.argv[2], key, r)
+assert r["times"] and all(t > 0 for t in r["times"]), r
+assert r["device_per_call_s"] > 0, r
+print("ok: %s: %s, %d batches" % (sys.argv[2], r["kernel"], len(r["times"])))
+PY
+}
+check "positional" 1,4,2,1,300,16 fp16 none auto 4 2
+check "positional, tiles and splits" 1,4,2,1,300,16 fp16 bottom-right auto 4 2 16x32 2
+check "positional, naive" 1,2,1,20,20,16 fp32 top-left naive 3
+check "options" --shape 1,4,2,1,300,16 --dtype fp16 --split-kv 3 --reps 4 --batches 2
+set +e
+"$TF" --shape 1,4,2 --reps 3 >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "FAIL: a bad --shape: status $rc, want 2"; exit 1; }
+echo "ok: a bad --shape is a usage error"
+echo "PASS"
