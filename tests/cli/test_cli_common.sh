@@ -113,10 +113,10 @@ usage_error "bench: the shape twice" "^clattn: error: bench: give the shape once
 # A shape the library refuses is a usage error in every command, said once.
 usage_error "verify: d = 0" "^clattn: error: verify: bad shape: every size must be >= 1" \
     verify --shape 1,1,1,1,1,0
-usage_error "verify: d > 256" "^clattn: error: verify: bad shape: head dim d=300 > 256" \
-    verify --shape 1,1,1,1,1,300
+usage_error "verify: d > 576" "^clattn: error: verify: bad shape: head dim d=577 > 576" \
+    verify --shape 1,1,1,1,1,577
 usage_error "tune: -d 0" "^clattn: error: tune: bad -d '0' " tune -d 0
-usage_error "tune: -d 512" "^clattn: error: tune: bad shape: head dim d=512 > 256" tune -d 64,512
+usage_error "tune: -d 577" "^clattn: error: tune: bad shape: head dim d=577 > 576" tune -d 64,577
 usage_error "bench: H not a multiple of Hkv" \
     "^clattn: error: bench: bad shape: H=5 is not a multiple of Hkv=2" bench -H 5 --kv-heads 2 -N 8
 usage_error "predict: H not a multiple of Hkv" \
