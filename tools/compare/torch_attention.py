@@ -95,10 +95,12 @@ def sdpa_rows(argv):
     p = torch.cuda.get_device_properties(0)
     emit({"gpu": p.name, "torch": torch.__version__, "sms": p.multi_processor_count})
     if flex:
-        import torch._dynamo
+        # "import torch._dynamo" here would make torch a local name of this
+        # function: the module comes in under a name of its own.
+        import torch._dynamo as dynamo
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        torch._dynamo.config.recompile_limit = 64
-        torch._dynamo.config.cache_size_limit = 64
+        dynamo.config.recompile_limit = 64
+        dynamo.config.cache_size_limit = 64
         flex_fn = torch.compile(flex_attention, dynamic=False)
     for N in ns:
         q, k, v = (torch.randn(B, H, N, d, device="cuda", dtype=torch.float16) for _ in range(3))
