@@ -33,24 +33,8 @@
 #include "dtype.clh"
 #include "fused_finish.clh"
 #include "fused_variant.h"
+#include "group_row.clh"
 
-
-/* Work-group reduction of one value per work-item (max or sum), through
- * `scratch`; every work-item gets the result. */
-static inline float group_reduce(float x, int is_max, __local float *scratch, uint lid)
-{
-    scratch[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint span = WG / 2; span > 0; span /= 2) {
-        if (lid < span)
-            scratch[lid] = is_max ? fmax(scratch[lid], scratch[lid + span])
-                                  : scratch[lid] + scratch[lid + span];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const float r = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* scratch is free again */
-    return r;
-}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void attention_combine(__global store_t *o, __global float *lse, __global const float *part_o,
@@ -68,13 +52,8 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
     const ulong row = get_group_id(0), rows = (ulong)batch * heads * n_q;
     const uint x = get_local_id(0);
     const uint i = (uint)(row % n_q), h = (uint)(row / n_q % heads), b = (uint)(row / n_q / heads);
-    uint kv_len = n_k, q_len = n_q;
-#if KV_LENS
-    kv_len = min(kv_lens[b], n_k);
-#endif
-#if Q_LENS
-    q_len = min(q_lens[b], n_q);
-#endif
+    const uint2 len = sequence_lens(b, n_q, n_k, kv_lens, q_lens);
+    const uint kv_len = len.x, q_len = len.y;
     /* The row's keys [begin, end): fused_grid.clh's rule (the causal mask
      * and the window, aligned top-left or bottom-right). */
     const long align = CAUSAL && !CAUSAL_BR ? 0 : (long)kv_len - (long)q_len;

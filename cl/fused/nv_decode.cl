@@ -358,10 +358,9 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     const uint row0 = at.r0 + g;
     const struct fused_variants fv = FUSED_VARIANTS_OF();
     uint row_end[MT][2];
-    nv_row_ends(&at, row0, row_end);
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
-    nv_start_rows(acc, m_run, l_run);
+    nv_start_rows(&at, row0, row_end, acc, m_run, l_run);
 
     /* One block of the walk: the copies' next block into KN, VN, this
      * one's math from KC, VC (registers named at compile time, so the loop

@@ -77,10 +77,9 @@ void attention_fused(FUSED_PARAMS(ushort))
     const uint row0 = at.r0 + warp * 16 * MT + g;
     const struct fused_variants fv = FUSED_VARIANTS_OF();
     uint row_end[MT][2];
-    nv_row_ends(&at, row0, row_end);
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
-    nv_start_rows(acc, m_run, l_run);
+    nv_start_rows(&at, row0, row_end, acc, m_run, l_run);
 
     /* ldmatrix row addresses that do not change between blocks. */
     const uint a_row = warp * 16 * MT + (lane & 7) + 8 * ((lane >> 3) & 1), a_ch = lane >> 4;

@@ -23,37 +23,7 @@
  */
 #include "dtype.clh"
 #include "exp2_poly.clh"
-
-/* Tree reduction over the work-group; every work-item gets the result. */
-static float reduce_max(__local float *buf, float x)
-{
-    const uint lid = get_local_id(0);
-    buf[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint w = WG / 2; w > 0; w >>= 1) {
-        if (lid < w)
-            buf[lid] = fmax(buf[lid], buf[lid + w]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float r = buf[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-
-static float reduce_sum(__local float *buf, float x)
-{
-    const uint lid = get_local_id(0);
-    buf[lid] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint w = WG / 2; w > 0; w >>= 1) {
-        if (lid < w)
-            buf[lid] += buf[lid + w];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float r = buf[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
+#include "group_row.clh"
 
 /* Keys [0, seen) that row `row` ([B, H, Nq] order) sees: its sequence's
  * keys, under a causal mask those up to its own, none past its q_len. 64-bit,
@@ -62,13 +32,8 @@ static uint visible_keys(size_t row, uint n_q, uint n_k, uint heads, int causal_
                          __global const uint *kv_lens, __global const uint *q_lens)
 {
     const uint i = (uint)(row % n_q), b = (uint)(row / n_q / heads);
-    uint kv_len = n_k, q_len = n_q;
-#if KV_LENS
-    kv_len = min(kv_lens[b], n_k);
-#endif
-#if Q_LENS
-    q_len = min(q_lens[b], n_q);
-#endif
+    const uint2 len = sequence_lens(b, n_q, n_k, kv_lens, q_lens);
+    const uint kv_len = len.x, q_len = len.y;
     if (i >= q_len)
         return 0;
     long seen = kv_len;
@@ -79,6 +44,18 @@ static uint visible_keys(size_t row, uint n_q, uint n_k, uint heads, int causal_
     seen = min(seen, (long)i + causal_off + 1);
 #endif
     return seen < 0 ? 0u : (uint)seen;
+}
+
+/* A row's 1 / sum (0 for a row that sees no key; a NaN sum stays NaN),
+ * its LSE written by work-item 0 when asked for. */
+static inline float finish_row(__global float *lse, size_t row, uint seen, float mx, float sum,
+                               uint lid)
+{
+#if LSE_OUT
+    if (lid == 0)
+        lse[row] = seen == 0 ? -INFINITY : mx + log(sum);
+#endif
+    return sum == 0.0f ? 0.0f : 1.0f / sum;
 }
 
 #ifdef CPU_ROWS
@@ -238,19 +215,15 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
         x[t] = j < seen ? LOAD(s, base + j) : -INFINITY;
         mx = fmax(mx, x[t]);
     }
-    mx = reduce_max(buf, mx);
+    mx = group_reduce(mx, 1, buf, lid);
     float sum = 0.0f;
     for (int t = 0; t < PER_ITEM; t++) {
         uint j = lid + t * WG;
         x[t] = j < seen ? exp(x[t] - mx) : 0.0f;
         sum += x[t];
     }
-    sum = reduce_sum(buf, sum);
-    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
-#if LSE_OUT
-    if (lid == 0)
-        lse[row] = seen == 0 ? -INFINITY : mx + log(sum);
-#endif
+    sum = group_reduce(sum, 0, buf, lid);
+    const float inv = finish_row(lse, row, seen, mx, sum, lid);
     for (int t = 0; t < PER_ITEM; t++) {
         uint j = lid + t * WG;
         if (j < n_k)
@@ -260,16 +233,12 @@ void softmax_rows(__global const store_t *s, __global store_t *p, const uint n_q
     float mx = -INFINITY;
     for (uint j = lid; j < seen; j += WG)
         mx = fmax(mx, LOAD(s, base + j));
-    mx = reduce_max(buf, mx);
+    mx = group_reduce(mx, 1, buf, lid);
     float sum = 0.0f;
     for (uint j = lid; j < seen; j += WG)
         sum += exp(LOAD(s, base + j) - mx);
-    sum = reduce_sum(buf, sum);
-    const float inv = sum == 0.0f ? 0.0f : 1.0f / sum; /* NaN stays NaN */
-#if LSE_OUT
-    if (lid == 0)
-        lse[row] = seen == 0 ? -INFINITY : mx + log(sum);
-#endif
+    sum = group_reduce(sum, 0, buf, lid);
+    const float inv = finish_row(lse, row, seen, mx, sum, lid);
     for (uint j = lid; j < n_k; j += WG)
         STORE(j < seen ? exp(LOAD(s, base + j) - mx) * inv : 0.0f, p, base + j);
 #endif
