@@ -91,10 +91,8 @@ int clattn_measure_load(cl_device_id dev, clattn_measurement *out)
 {
     clattn_clear_error();
     CLATTN_CHECK_ARG(dev != NULL);
-    CLATTN_CHECK_ARG(out != NULL);
     size_t out_size;
-    int rc = abi_struct_size(out, MEASUREMENT_FIRST_SIZE, "measurement",
-                             "clattn_measurement_init", &out_size);
+    int rc = measurement_out_size(out, &out_size);
     if (rc < 0)
         return rc;
     char path[4096 + 64], *text = NULL;

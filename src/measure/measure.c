@@ -292,10 +292,8 @@ int clattn_measure(clattn_ctx *ctx, const clattn_measure_options *opts,
                    clattn_measurement *out)
 {
     clattn_clear_error();
-    CLATTN_CHECK_ARG(out != NULL);
     size_t out_size;
-    int rc = abi_struct_size(out, MEASUREMENT_FIRST_SIZE, "measurement",
-                             "clattn_measurement_init", &out_size);
+    int rc = measurement_out_size(out, &out_size);
     if (rc < 0)
         return rc;
     clattn_measurement *m = malloc(sizeof *m);

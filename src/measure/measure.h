@@ -9,6 +9,7 @@
 
 #include "context/context.h"
 #include "core/abi.h"
+#include "core/error.h"
 
 #define KiB ((uint64_t)1024)
 #define MiB (KiB * KiB)
@@ -19,6 +20,16 @@
  * (core/abi.h). */
 #define MEASURE_OPTIONS_FIRST_SIZE ABI_SIZE_THROUGH(clattn_measure_options, progress_user)
 #define MEASUREMENT_FIRST_SIZE ABI_SIZE_THROUGH(clattn_measurement, seconds)
+
+/* How much of the caller's clattn_measurement `out` may be written
+ * (core/abi.h's rules); CLATTN_EINVAL for a NULL or unset one. */
+static inline int measurement_out_size(const clattn_measurement *out, size_t *size)
+{
+    if (!out)
+        return clattn_fail(CLATTN_EINVAL, "the measurement to fill is NULL");
+    return abi_struct_size(out, MEASUREMENT_FIRST_SIZE, "measurement", "clattn_measurement_init",
+                           size);
+}
 
 /* One clattn_measure call: the device, how to time it, and its progress. */
 struct bench {
