@@ -17,6 +17,7 @@
 
 #include "cases.h"
 #include "clattn/clattn.h"
+#include "device_suite.h"
 #include "clattn/device.h"
 
 static clattn_ctx *ctx;
@@ -366,17 +367,10 @@ static void test_wgmma_listed(void **state)
 
 int main(int argc, char **argv)
 {
-    full = argc > 1 && !strcmp(argv[1], "--full");
-    int rc = clattn_open(&ctx, NULL);
-    if (rc == CLATTN_ENODEV) {
-        fprintf(stderr, "no OpenCL device: skipping (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
-    if (rc < 0) {
-        fprintf(stderr, "clattn_open: %s: %s\n", clattn_error_name(rc), clattn_last_error_detail());
-        return 1;
-    }
-    fprintf(stderr, "device: %s\n", clattn_device_name(ctx));
+    full = device_suite_full(argc, argv);
+    const int rc = device_suite_open(&ctx);
+    if (rc)
+        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fused_all_cases),
         cmocka_unit_test(test_naive_all_cases),
@@ -388,7 +382,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_device_random_fill),
         cmocka_unit_test(test_wgmma_listed),
     };
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
-    return rc;
+    return DEVICE_SUITE_RUN(&ctx, tests);
 }

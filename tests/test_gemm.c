@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "device_suite.h"
 #include "context/context.h"
 #include "naive/gemm.h"
 
@@ -260,15 +261,12 @@ static void test_bad_tiles(void **state)
 
 int main(void)
 {
-    if (clattn_open(&ctx, NULL) < 0) {
-        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
+    const int rc = device_suite_open(&ctx);
+    if (rc)
+        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_cases),
         cmocka_unit_test(test_bad_tiles),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
-    return rc;
+    return DEVICE_SUITE_RUN(&ctx, tests);
 }

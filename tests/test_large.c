@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "device_suite.h"
 #include "clattn/device.h"
 
 static clattn_ctx *ctx;
@@ -90,10 +91,9 @@ static void test_fused_same_shape(void **state)
 
 int main(void)
 {
-    if (clattn_open(&ctx, NULL) < 0) {
-        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
+    const int rc = device_suite_open(&ctx);
+    if (rc)
+        return rc;
     if (!naive_fits()) {
         printf("SKIP: the naive path's 2^32 scores (32 GiB) do not fit %s\n",
                clattn_device_name(ctx));
@@ -104,7 +104,5 @@ int main(void)
         cmocka_unit_test(test_naive_2_32_scores),
         cmocka_unit_test(test_fused_same_shape),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
-    return failed;
+    return DEVICE_SUITE_RUN(&ctx, tests);
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "device_suite.h"
 
 static clattn_ctx *ctx;
 
@@ -445,18 +446,15 @@ static void test_layouts(void **state)
 
 int main(int argc, char **argv)
 {
-    full = argc > 1 && !strcmp(argv[1], "--full");
-    if (clattn_open(&ctx, NULL) < 0) {
-        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
+    full = device_suite_full(argc, argv);
+    const int rc = device_suite_open(&ctx);
+    if (rc)
+        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_shapes),      cmocka_unit_test(test_long_cache),
         cmocka_unit_test(test_sequence_lengths),   cmocka_unit_test(test_device_side_lengths),
         cmocka_unit_test(test_merge_halves),       cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_many_chunks),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
-    return failed;
+    return DEVICE_SUITE_RUN(&ctx, tests);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "device_suite.h"
 
 static clattn_ctx *ctx;
 
@@ -281,16 +282,13 @@ static void test_score_overflow(void **state)
 
 int main(void)
 {
-    if (clattn_open(&ctx, NULL) < 0) {
-        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
+    const int rc = device_suite_open(&ctx);
+    if (rc)
+        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nan_query),     cmocka_unit_test(test_nan_key),
         cmocka_unit_test(test_infinite_query), cmocka_unit_test(test_infinite_value),
         cmocka_unit_test(test_score_overflow), cmocka_unit_test(test_fp16_scores_beyond_half),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
-    return failed;
+    return DEVICE_SUITE_RUN(&ctx, tests);
 }

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The start and end of a test binary whose tests share one context on the
+ * default device. No OpenCL device is a skip (exit status 77, which meson
+ * counts as skipped); a device that is there but fails to open is a failure,
+ * never a skip.
+ */
+#ifndef CLATTN_TESTS_DEVICE_SUITE_H
+#define CLATTN_TESTS_DEVICE_SUITE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+
+/* Opens the default device into *ctx: 0, or the status to exit with. */
+static inline int device_suite_open(clattn_ctx **ctx)
+{
+    const int rc = clattn_open(ctx, NULL);
+    if (rc == CLATTN_ENODEV) {
+        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
+        return 77;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "clattn_open: %s: %s\n", clattn_error_name(rc),
+                clattn_last_error_detail());
+        return 1;
+    }
+    fprintf(stderr, "device: %s\n", clattn_device_name(*ctx));
+    return 0;
+}
+
+/* Runs the tests, then closes *ctx; the number that failed. */
+static inline int device_suite_run(clattn_ctx **ctx, const char *name,
+                                   const struct CMUnitTest *tests, size_t count)
+{
+    const int failed = _cmocka_run_group_tests(name, tests, count, NULL, NULL);
+    clattn_close(ctx);
+    return failed;
+}
+#define DEVICE_SUITE_RUN(ctx, tests) \
+    device_suite_run((ctx), #tests, (tests), sizeof(tests) / sizeof((tests)[0]))
+
+/* Whether the binary was asked for its full sweep (the heavy suite's
+ * `--full`) rather than the default sample. */
+static inline int device_suite_full(int argc, char **argv)
+{
+    return argc > 1 && !strcmp(argv[1], "--full");
+}
+
+#endif
