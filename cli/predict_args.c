@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "predict.h"
+#include "variant.h"
 
 #define CMD "predict"
 
@@ -140,7 +141,7 @@ static const cli_default predict_defaults[] = {
 
 static const cli_command predict_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_SIZES | CLI_LENS | CLI_DTYPE | CLI_CAUSAL | CLI_KV_LENS |
-             CLI_SPLIT_KV | CLI_JSON,
+             CLI_SPLIT_KV | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
     own_options, CLI_COUNT(own_options), set_option, usage, predict_defaults,
 };
 
@@ -169,6 +170,7 @@ static void from_call(struct predict_args *a)
     a->causal = cli_call_causal(c);
     a->device = c->device;
     a->json = c->json;
+    a->has_variant = cli_variant_any(&c->variant);
 }
 
 /* Checks what single options cannot: lengths given one way only, the

@@ -348,3 +348,47 @@ void cli_variant_json(struct json *j, const clattn_shape *s, const clattn_option
     json_bool(j, "mask_mod", o->mask_mod != NULL);
     json_u64(j, "head_dim_v", o->head_dim_v ? o->head_dim_v : s->head_dim);
 }
+
+/* Stand-ins for the tensors a plan only needs to know are there. */
+static const float plan_placeholder[1];
+static const char plan_snippet[] = "/* the caller's snippet */";
+
+int cli_variant_model(const char *cmd, const cli_call *c, const clattn_shape *s,
+                      clattn_model_variant *mv, clattn_options *o)
+{
+    const cli_variant *v = &c->variant;
+    clattn_model_default_variant(mv);
+    mv->head_dim_v = v->head_dim_v;
+    mv->window_left = v->window_left;
+    mv->window_right = v->window_right;
+    o->softcap = v->softcap;
+    o->window_left = v->window_left;
+    o->window_right = v->window_right;
+    o->head_dim_v = v->head_dim_v;
+    o->alibi_slopes = v->alibi ? plan_placeholder : NULL;
+    o->alibi_per_sequence = 0;
+    o->sinks = v->sinks ? plan_placeholder : NULL;
+    o->score_mod = v->score_mod ? plan_snippet : NULL;
+    o->mask_mod = v->mask_mod ? plan_snippet : NULL;
+    o->mask = (clattn_mask){ CLATTN_MASK_NONE, CLATTN_F32, 0, 0, { 0, 0, 0, 0 }, NULL };
+    if (!v->mask)
+        return 0;
+    const int add = !strcmp(v->mask, "random-add");
+    if (add || !strcmp(v->mask, "random")) {
+        o->mask = (clattn_mask){ add ? CLATTN_MASK_ADD : CLATTN_MASK_BOOL, CLATTN_F32, s->batch,
+                                 1, { 0, 0, 0, 0 }, NULL };
+    } else {
+        cli_variant_data d;
+        memset(&d, 0, sizeof d);
+        int rc = load_mask(cmd, v->mask, s, CLI_EXIT_USAGE, &d, o);
+        cli_variant_free(&d);
+        o->mask.host = NULL;
+        if (rc)
+            return rc;
+    }
+    mv->mask_kind = o->mask.kind;
+    mv->mask_dtype = o->mask.dtype;
+    mv->mask_batch = o->mask.batch;
+    mv->mask_heads = o->mask.heads;
+    return 0;
+}

@@ -53,6 +53,14 @@ int cli_variant_random_mask(const clattn_shape *s, clattn_mask_kind kind, clattn
                             size_t mb, size_t mh, uint64_t seed, cli_variant_data *d,
                             clattn_options *o);
 
+/* What the model counts of `c`'s variant for shape `s` (d_v, the window,
+ * the mask's kind, dtype and broadcast: a mask file is read for them, and
+ * must fit the shape: else CLI_EXIT_USAGE after the message), and `o`'s
+ * variant fields as a plan needs them (the tensors' pointers stand-ins
+ * that are never read). 0, or a status after the message. */
+int cli_variant_model(const char *cmd, const cli_call *c, const clattn_shape *s,
+                      clattn_model_variant *mv, clattn_options *o);
+
 /* The variant `o` asks for, in words for a row: "softcap=2 window=64,0
  * alibi sinks mask=bool[2,1] dv=24", "" for none. */
 void cli_variant_describe(const clattn_shape *s, const clattn_options *o, char *buf, size_t cap);
