@@ -100,7 +100,7 @@ for cmd in run verify bench; do
     usage_error "$cmd: bad --kernel" "^clattn: error: $cmd: bad --kernel: " $cmd --kernel nope
 done
 for cmd in predict verify bench tune; do
-    usage_error "$cmd: bad --dtype" "^clattn: error: $cmd: bad --dtype 'fp8' \(fp32 or fp16\)" \
+    usage_error "$cmd: bad --dtype" "^clattn: error: $cmd: bad --dtype 'fp8' \(fp32, fp16 or bf16\)" \
         $cmd --dtype fp8
 done
 usage_error "tune: bad -d" "^clattn: error: tune: bad -d 'x' " tune -d x
