@@ -187,7 +187,18 @@ static int check_args(const struct predict_args *a)
     size_t nk = a->nk;
     for (size_t i = 0; !a->nq && i < a->n_lens; i++)
         nk = i == 0 || a->lens[i] < nk ? a->lens[i] : nk;
-    return cli_check_kv_lens(CMD, &a->call, a->shape.batch, nk, "the shape", CLI_EXIT_USAGE);
+    int rc = cli_check_kv_lens(CMD, &a->call, a->shape.batch, nk, "the shape", CLI_EXIT_USAGE);
+    /* A mask file must fit every row, before any device is opened. */
+    for (size_t i = 0; rc == 0 && a->call.variant.mask && i < (a->nq ? 1 : a->n_lens); i++) {
+        clattn_shape s = a->shape;
+        s.kv_len = a->nq ? a->nk : a->lens[i];
+        s.q_len = a->nq ? a->nq : a->q_len ? a->q_len : s.kv_len;
+        clattn_model_variant v;
+        clattn_options o;
+        clattn_default_options(&o);
+        rc = cli_variant_model(CMD, &a->call, &s, &v, &o);
+    }
+    return rc;
 }
 
 int predict_parse_args(int argc, char **argv, struct predict_args *a)
