@@ -63,16 +63,28 @@ static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_o
                : timing.median_s;
 }
 
-/* FLOPs of the visible (query, key) pairs, 4 d each, counted by the model
- * (the convention of the PyTorch comparison: causal counts about half). */
-static double attention_flops(const clattn_shape *s, int causal)
+/* FLOPs of the visible (query, key) pairs, 2 (d + d_v) each, counted by the
+ * model (the convention of the PyTorch comparison: causal counts about
+ * half, a window its own pairs). */
+static double attention_flops(const clattn_shape *s, int causal, const clattn_options *o)
 {
-    clattn_causal_blocks blocks;
-    if (clattn_model_causal_blocks(s, causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE, 64,
-                                   64, &blocks) < 0)
+    clattn_model_problem p;
+    clattn_model_default_problem(&p);
+    p.shape = *s;
+    p.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.window_left = o->window_left;
+    v.window_right = o->window_right;
+    v.head_dim_v = o->head_dim_v;
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    clattn_prediction pred;
+    if (clattn_model_predict_variant(&p, &v, &dev, &pred) < 0)
         return 0;
-    return 4.0 * (double)s->batch * (double)s->heads * (double)s->head_dim *
-           (double)blocks.visible_pairs;
+    const size_t dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
+    return 2.0 * (double)s->heads * (double)(s->head_dim + dv) *
+           (double)pred.batch.visible_pairs;
 }
 
 struct tune_settings {
@@ -320,7 +332,7 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     const clattn_tiles *tiles = NULL;
     clattn_kernel_info info;
     const size_t n = candidates(kernel, set, &tiles, &info);
-    const double flops = attention_flops(s, causal);
+    const double flops = attention_flops(s, causal, &o);
     double best = 0;
     clattn_tiles best_tile = { 0, 0, 0 };
     struct json *j = set->json;
