@@ -16,6 +16,7 @@
 #include "clattn/device.h"
 #include "cli.h"
 #include "options.h"
+#include "variant.h"
 
 #define BENCH_MAX_CASES CLI_MAX_LENS /* -N lengths, or a preset's shapes */
 #define BENCH_MAX_MODEL_CASES 8   /* a scaled preset's full shapes, model only */
@@ -58,8 +59,10 @@ typedef struct bench_config {
     const char *preset;    /* "seed", "decode" or NULL */
     char preset_note[400]; /* how the preset was adapted to the device, "" if not */
     double target_seconds; /* timed work per row */
-    clattn_options opts;   /* the call's kernel, split, lengths and parameters; each row
-                            * sets its own mask and path */
+    clattn_options opts;   /* the call's kernel, split, lengths and parameters, softcap,
+                            * window and d_v; each row sets its own mask and path, and
+                            * each case's inputs carry the variant's tensors */
+    int has_variant;       /* a variant option was given */
 } bench_config;
 
 /* The device and the ceilings the predictions use. */
@@ -108,7 +111,9 @@ typedef struct bench_row {
     /* model: the path's estimate (its FLOPs for the work the path does, its
      * bytes, intensity, roofline times, 0 when n/a, bound, memory plan) */
     clattn_path_estimate est;
-    double useful_flops;         /* 4 d H x visible (query, key) pairs of the batch */
+    double useful_flops;         /* 2 (d + d_v) H x visible (query, key) pairs of the
+                                  * batch (times the kept fraction of a mask's elements,
+                                  * once its inputs are drawn) */
     /* derived from measurement and model */
     double tflops_model, tflops_useful, gbps, ratio;
     double bandwidth_fraction;   /* gbps / the device's bandwidth, 0 if unknown */
@@ -170,9 +175,12 @@ const char *bench_preset_names(void);
  * the reference. */
 typedef struct bench_inputs {
     clattn_shape shape;
+    size_t head_dim_v;             /* V's and O's columns */
     void *q, *k, *v;               /* host copies, shape.dtype */
     cl_mem dq, dk, dv, dout;       /* device buffers */
-    size_t q_bytes, kv_bytes;
+    size_t q_bytes, kv_bytes, v_bytes, o_bytes;
+    cli_variant_data variant;      /* the variant's tensors for this shape */
+    clattn_options opts;           /* the config's options pointing at them */
 } bench_inputs;
 
 /* Fills the model's device figures from the ceilings. */
@@ -180,7 +188,8 @@ void bench_model_device(const bench_device *dev, clattn_model_device *out);
 
 /* Fills the row's model fields (the fused plan, FLOPs, bytes, prediction,
  * memory plan, OOM verdict) without touching device memory. */
-int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row);
+int bench_predict_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
+                      bench_row *row);
 
 /* Checks that Q, K, V and O of `shape` fit the device; on failure writes
  * the verdict into `detail` and returns nonzero. */
@@ -189,8 +198,8 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 
 /* Generates and uploads the inputs of `shape` (seeded by `seed`). On failure
  * writes a message into `detail`; bench_inputs_free is safe either way. */
-int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
-                      bench_inputs *in, char *detail, size_t cap);
+int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_dim_v,
+                      uint64_t seed, bench_inputs *in, char *detail, size_t cap);
 void bench_inputs_free(bench_inputs *in);
 
 /* Runs one predicted row: a poisoned verification run (which also builds the

@@ -118,7 +118,7 @@ static const cli_default bench_defaults[] = {
 static const cli_command bench_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_SIZES | CLI_LENS | CLI_DTYPE | CLI_CAUSAL | CLI_MASKS |
              CLI_PATH | CLI_PATHS | CLI_KERNEL | CLI_KV_LENS | CLI_SPLIT_KV | CLI_PARAMS |
-             CLI_SEED | CLI_JSON | CLI_CSV,
+             CLI_SEED | CLI_JSON | CLI_CSV | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
     own_options, CLI_COUNT(own_options), set_option, usage, bench_defaults,
 };
 
@@ -259,6 +259,11 @@ int bench_resolve_config(const bench_args *a, int is_gpu, bench_config *c)
     const bench_preset *p = bench_preset_find(c->preset ? c->preset : "seed", scaled);
     c->dtype = call->dtype;
     c->paths = call->paths ? call->paths : p->paths;
+    /* The naive path takes no variant, nor bf16: only fused rows unless
+     * --path asks for naive ones (which then say why they did not run). */
+    c->has_variant = cli_variant_any(&call->variant);
+    if (!call->paths && (c->has_variant || c->dtype == CLATTN_BF16))
+        c->paths = CLI_PATH_BIT(CLATTN_PATH_FUSED);
     c->target_seconds = a->reps_seconds >= 0 ? a->reps_seconds : is_gpu ? 1.0 : 0.2;
     clattn_default_options(&c->opts);
     cli_call_options(call, &c->opts);

@@ -21,6 +21,10 @@
  * Any block splits into such runs (one row alone is always one), so a
  * block's window that no single mask reproduces falls back to shorter runs,
  * down to single rows.
+ * With a variant (a window, a mask, ALiBi, sinks, softcap, d_v) no such
+ * sub-problem reproduces a row, so a sample is its rows' own reference
+ * (clattn_reference_rows over every key of the sequence), and a row that
+ * sees no key (reference LSE -inf) must be exact zeros.
  * The reference depends only on the inputs, the mask and the lengths, so it
  * is computed once and shared by the paths of one case and mask.
  */
@@ -58,7 +62,9 @@ static struct {
     clattn_causal causal;
     const uint32_t *kv_lens;
     int full;
-    double *ref;                 /* full: [B,H,Nq,d]; sampled: SAMPLES x rows x d */
+    int variant;                 /* the row's options have a variant */
+    double *ref;                 /* full: [B,H,Nq,d_v]; sampled: SAMPLES x rows x d_v */
+    double *lse;                 /* with a variant: the rows' reference LSE */
     struct sample samples[SAMPLES];
     size_t n_samples;
 } cache;
@@ -66,6 +72,7 @@ static struct {
 void bench_check_reset(void)
 {
     free(cache.ref);
+    free(cache.lse);
     memset(&cache, 0, sizeof cache);
 }
 
@@ -186,32 +193,53 @@ static double full_work(const clattn_shape *s, const uint32_t *kv_lens)
     return (double)s->heads * (double)s->q_len * keys * (double)s->head_dim;
 }
 
+/* The reference's options: the row's, variant included. */
+static void reference_options(const bench_row *row, clattn_options *opts)
+{
+    *opts = *row->opts;
+    opts->causal = row->causal;
+    opts->kv_lens = row->kv_lens;
+}
+
+static int has_variant(const bench_inputs *in, const bench_row *row)
+{
+    char what[256];
+    cli_variant_describe(&in->shape, row->opts, what, sizeof what);
+    return what[0] != '\0';
+}
+
 static int compute_reference(const bench_inputs *in, const bench_row *row, bench_check_mode mode)
 {
     const clattn_shape *s = &in->shape;
+    const size_t dv = in->head_dim_v, rows_all = s->batch * s->heads * s->q_len;
     bench_check_reset();
     cache.q = in->q;
     cache.causal = row->causal;
     cache.kv_lens = row->kv_lens;
+    cache.variant = has_variant(in, row);
     cache.full = mode == BENCH_CHECK_FULL ||
                  (mode == BENCH_CHECK_AUTO && full_work(s, row->kv_lens) <= FULL_CHECK_WORK);
+    clattn_options opts;
+    reference_options(row, &opts);
     if (cache.full) {
-        clattn_options opts;
-        clattn_default_options(&opts);
-        opts.causal = row->causal;
-        opts.kv_lens = row->kv_lens;
-        cache.ref = malloc(clattn_shape_q_elems(s) * sizeof *cache.ref);
-        if (!cache.ref)
+        cache.ref = malloc(rows_all * dv * sizeof *cache.ref);
+        cache.lse = malloc(rows_all * sizeof *cache.lse);
+        if (!cache.ref || !cache.lse)
             return CLATTN_ENOMEM;
-        return clattn_reference_ex(s, &opts, in->q, in->k, in->v, cache.ref, NULL);
+        return clattn_reference_ex(s, &opts, in->q, in->k, in->v, cache.ref, cache.lse);
     }
     cache.n_samples = pick_samples(s, row->kv_lens, row->causal, cache.samples);
-    const size_t per = cache.samples[0].rows * s->head_dim;
+    const size_t rows = cache.samples[0].rows, per = rows * dv;
     cache.ref = malloc(cache.n_samples * per * sizeof *cache.ref);
-    if (!cache.ref)
+    cache.lse = malloc(cache.n_samples * rows * sizeof *cache.lse);
+    if (!cache.ref || !cache.lse)
         return CLATTN_ENOMEM;
     for (size_t i = 0; i < cache.n_samples; i++) {
-        int rc = sample_reference(in, &cache.samples[i], cache.ref + i * per);
+        const struct sample *x = &cache.samples[i];
+        int rc = cache.variant
+                     ? clattn_reference_rows(s, &opts, in->q, in->k, in->v, x->b, x->h, x->i0,
+                                             x->rows, cache.ref + i * per, cache.lse + i * rows)
+                     : sample_reference(in, x, cache.ref + i * per);
         if (rc < 0)
             return rc;
     }
@@ -233,8 +261,10 @@ static size_t stray_in_row(const void *row, size_t d, clattn_dtype dtype)
 {
     size_t n = 0;
     for (size_t x = 0; x < d; x++) {
-        float v = dtype == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)row)[x])
-                                      : ((const float *)row)[x];
+        const uint16_t h = ((const uint16_t *)row)[x];
+        float v = dtype == CLATTN_F16    ? clattn_f16_to_f32(h)
+                  : dtype == CLATTN_BF16 ? clattn_bf16_to_f32(h)
+                                         : ((const float *)row)[x];
         n += v != 0.0f;
     }
     return n;
@@ -243,8 +273,14 @@ static size_t stray_in_row(const void *row, size_t d, clattn_dtype dtype)
 static size_t stray_full(const bench_inputs *in, const bench_row *row, const void *out)
 {
     const clattn_shape *s = &in->shape;
-    const size_t e = clattn_dtype_size(s->dtype), d = s->head_dim;
+    const size_t e = clattn_dtype_size(s->dtype), d = in->head_dim_v;
     size_t n = 0;
+    if (cache.variant) { /* the rows whose reference saw no key */
+        for (size_t r = 0; r < s->batch * s->heads * s->q_len; r++)
+            if (cache.lse[r] == -INFINITY)
+                n += stray_in_row((const char *)out + r * d * e, d, s->dtype);
+        return n;
+    }
     for (size_t b = 0; b < s->batch; b++)
         for (size_t i = 0; i < s->q_len; i++) {
             if (visible_keys(row->causal, i, s->q_len, seq_len(s, row->kv_lens, b)))
@@ -256,15 +292,23 @@ static size_t stray_full(const bench_inputs *in, const bench_row *row, const voi
     return n;
 }
 
+/* The shape O is compared in: d_v columns. */
+static clattn_shape o_shape(const bench_inputs *in)
+{
+    clattn_shape s = in->shape;
+    s.head_dim = in->head_dim_v;
+    return s;
+}
+
 static int check_full(clattn_ctx *ctx, const bench_inputs *in, bench_row *row)
 {
-    void *out = malloc(in->q_bytes);
+    void *out = malloc(in->o_bytes);
     if (!out)
         return CLATTN_ENOMEM;
-    int rc = read_output(ctx, in->dout, 0, in->q_bytes, out);
+    int rc = read_output(ctx, in->dout, 0, in->o_bytes, out);
+    const clattn_shape os = o_shape(in);
     if (rc == CLATTN_OK)
-        rc = clattn_compare(&in->shape, out, cache.ref, &row->max_abs, &row->rel_l2,
-                            &row->nan_count);
+        rc = clattn_compare(&os, out, cache.ref, &row->max_abs, &row->rel_l2, &row->nan_count);
     if (rc == CLATTN_OK)
         row->stray_count = stray_full(in, row, out);
     free(out);
@@ -279,8 +323,8 @@ static int check_full(clattn_ctx *ctx, const bench_inputs *in, bench_row *row)
 static int check_samples(clattn_ctx *ctx, const bench_inputs *in, bench_row *row)
 {
     const clattn_shape *s = &in->shape;
-    const size_t e = clattn_dtype_size(s->dtype);
-    const size_t rows = cache.samples[0].rows, per = rows * s->head_dim;
+    const size_t e = clattn_dtype_size(s->dtype), dv = in->head_dim_v;
+    const size_t rows = cache.samples[0].rows, per = rows * dv;
     void *out = malloc(per * e);
     if (!out)
         return CLATTN_ENOMEM;
@@ -290,11 +334,11 @@ static int check_samples(clattn_ctx *ctx, const bench_inputs *in, bench_row *row
     for (size_t i = 0; i < cache.n_samples && rc == CLATTN_OK; i++) {
         const struct sample *x = &cache.samples[i];
         const double *ref = cache.ref + i * per;
-        rc = read_output(ctx, in->dout, q_offset(s, x, 0) * e, per * e, out);
+        rc = read_output(ctx, in->dout, q_offset(s, x, 0) / s->head_dim * dv * e, per * e, out);
         if (rc < 0)
             break;
         clattn_shape sub = { .batch = 1, .heads = 1, .kv_heads = 1, .q_len = rows,
-                             .kv_len = 1, .head_dim = s->head_dim, .dtype = s->dtype };
+                             .kv_len = 1, .head_dim = dv, .dtype = s->dtype };
         double max_abs, rel, r2 = 0;
         size_t n_nan;
         rc = clattn_compare(&sub, out, ref, &max_abs, &rel, &n_nan);
@@ -306,7 +350,10 @@ static int check_samples(clattn_ctx *ctx, const bench_inputs *in, bench_row *row
         diff2 += r2 > 0 ? rel * rel * r2 : rel * rel;
         ref2 += r2;
         nans += n_nan;
-        for (size_t k = 0; k < x->n_runs; k++)
+        for (size_t t = 0; cache.variant && t < rows; t++)
+            if (cache.lse[i * rows + t] == -INFINITY)
+                stray += stray_in_row((const char *)out + t * dv * e, dv, s->dtype);
+        for (size_t k = 0; !cache.variant && k < x->n_runs; k++)
             for (size_t t = 0; !x->runs[k].keys && t < x->runs[k].rows; t++)
                 stray += stray_in_row((const char *)out + (x->runs[k].t0 + t) * s->head_dim * e,
                                       s->head_dim, s->dtype);

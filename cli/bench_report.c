@@ -92,6 +92,28 @@ static void print_cases(FILE *f, const bench_config *cfg)
     } else {
         fprintf(f, "per-sequence keys: Nk for every sequence\n");
     }
+    if (cfg->has_variant) {
+        const cli_variant *v = &call->variant;
+        fprintf(f, "variant:");
+        if (v->softcap > 0)
+            fprintf(f, " softcap=%g", v->softcap);
+        if (v->window_left >= 0 || v->window_right >= 0)
+            fprintf(f, " window=%d,%d", (int)v->window_left, (int)v->window_right);
+        if (v->alibi)
+            fprintf(f, " alibi");
+        if (v->sinks)
+            fprintf(f, " sinks=%s", v->sinks);
+        if (v->mask)
+            fprintf(f, " mask=%s", v->mask);
+        if (v->score_mod)
+            fprintf(f, " score_mod=%s", v->score_mod);
+        if (v->mask_mod)
+            fprintf(f, " mask_mod=%s", v->mask_mod);
+        if (v->head_dim_v)
+            fprintf(f, " dv=%zu", v->head_dim_v);
+        fprintf(f, " (fused rows only unless --path asks: the naive path takes no variant;\n"
+                   "  useful TFLOP/s count the pairs the window, lengths and mask keep)\n");
+    }
     if (call->split_kv)
         fprintf(f, "split-KV: %u chunks per sequence asked for (--split-kv)\n", call->split_kv);
     else
@@ -128,7 +150,7 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
             "  clock (clattn_time_attention_cl); per call, median and min-max\n"
             "TFLOP/s: the model's FLOPs for the work the path does (naive: all Nq*Nk pairs;\n"
             "  fused: every pair of the visited tiles of each sequence) / median; useful:\n"
-            "  4*d*H*(visible pairs of the batch) / median; GB/s: the model's bytes for the\n"
+            "  2*(d+d_v)*H*(visible pairs of the batch) / median; GB/s: the model's bytes for the\n"
             "  path / median; of bw: GB/s / the bandwidth ceiling above; splits: the run's\n"
             "  split-KV chunks per sequence (the plan's for rows not run)\n"
             "causal x: no-mask time / causal time, same path and case; model x: total /\n"
@@ -396,6 +418,20 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
     }
     json_close(j, ']');
     json_str(j, "dtype", cli_dtype_name(cfg->dtype));
+    {
+        const cli_variant *v = &cfg->args->call.variant;
+        json_open(j, "variant", '{');
+        json_num(j, "softcap", v->softcap, 1);
+        json_int(j, "window_left", v->window_left);
+        json_int(j, "window_right", v->window_right);
+        json_bool(j, "alibi", v->alibi);
+        json_str(j, "sinks", v->sinks);
+        json_str(j, "mask", v->mask);
+        json_str(j, "score_mod", v->score_mod);
+        json_str(j, "mask_mod", v->mask_mod);
+        json_u64(j, "head_dim_v", v->head_dim_v ? v->head_dim_v : cfg->cases[0].shape.head_dim);
+        json_close(j, '}');
+    }
     const bench_args *a = cfg->args;
     json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
     json_u64(j, "split_kv", a->call.split_kv);

@@ -75,12 +75,19 @@ static void problem_of_plan(const bench_row *row, const clattn_fused_plan *plan,
     problem->kv_lens = row->kv_lens;
 }
 
-int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
+int bench_predict_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
+                      bench_row *row)
 {
     clattn_options opts;
     row_options(row, &opts);
+    /* The variant as the model counts it, and in the options the plan is
+     * asked with (the kernel that takes it may not be the plain call's). */
+    clattn_model_variant variant;
+    int rc = cli_variant_model("bench", &cfg->args->call, &row->shape, &variant, &opts);
+    if (rc)
+        return CLATTN_EINVAL;
     clattn_fused_plan plan;
-    int rc = clattn_plan_fused(ctx, &row->shape, &opts, &plan);
+    rc = clattn_plan_fused(ctx, &row->shape, &opts, &plan);
     if (rc < 0)
         return rc;
     row->block_m = plan.block_m;
@@ -91,7 +98,7 @@ int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
     clattn_model_device md;
     bench_model_device(dev, &md);
     clattn_prediction pred;
-    rc = clattn_model_predict(&problem, &md, &pred);
+    rc = clattn_model_predict_variant(&problem, &variant, &md, &pred);
     if (rc < 0)
         return rc;
     const int fused = row->path == CLATTN_PATH_FUSED;
@@ -100,7 +107,8 @@ int bench_predict_row(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
     row->mem_predicted = est->memory.peak_bytes;
     row->split_workspace = fused ? pred.batch.split_workspace_bytes : 0;
     const clattn_shape *s = &row->shape;
-    row->useful_flops = 4.0 * (double)s->head_dim * (double)s->heads *
+    const size_t dv = variant.head_dim_v ? variant.head_dim_v : s->head_dim;
+    row->useful_flops = 2.0 * (double)(s->head_dim + dv) * (double)s->heads *
                         (double)pred.batch.visible_pairs;
     row->visited_blocks = pred.blocks.visited_blocks;
     row->total_blocks = pred.blocks.total_blocks;
@@ -144,6 +152,7 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 void bench_inputs_free(bench_inputs *in)
 {
     cl_mem *bufs[] = { &in->dout, &in->dv, &in->dk, &in->dq };
+    cli_variant_free(&in->variant);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i])
             clReleaseMemObject(*bufs[i]);
@@ -156,17 +165,21 @@ void bench_inputs_free(bench_inputs *in)
     bench_check_reset();
 }
 
-int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
-                      bench_inputs *in, char *detail, size_t cap)
+int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_dim_v,
+                      uint64_t seed, bench_inputs *in, char *detail, size_t cap)
 {
     memset(in, 0, sizeof *in);
+    in->variant.mask_keep = 1.0;
     in->shape = *shape;
-    const size_t e = clattn_dtype_size(shape->dtype);
+    in->head_dim_v = head_dim_v ? head_dim_v : shape->head_dim;
+    const size_t e = clattn_dtype_size(shape->dtype), dv = in->head_dim_v;
     in->q_bytes = clattn_shape_q_elems(shape) * e;
     in->kv_bytes = clattn_shape_kv_elems(shape) * e;
+    in->v_bytes = in->kv_bytes / shape->head_dim * dv;
+    in->o_bytes = in->q_bytes / shape->head_dim * dv;
     in->q = malloc(in->q_bytes);
     in->k = malloc(in->kv_bytes);
-    in->v = malloc(in->kv_bytes);
+    in->v = malloc(in->v_bytes);
     if (!in->q || !in->k || !in->v) {
         snprintf(detail, cap, "no host memory for the inputs");
         return CLATTN_ENOMEM;
@@ -184,8 +197,8 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, uint64_t seed,
     } bufs[] = {
         { &in->dq, "Q", in->q_bytes, in->q, clattn_shape_q_elems(shape) },
         { &in->dk, "K", in->kv_bytes, in->k, clattn_shape_kv_elems(shape) },
-        { &in->dv, "V", in->kv_bytes, in->v, clattn_shape_kv_elems(shape) },
-        { &in->dout, "O", in->q_bytes, NULL, 0 },
+        { &in->dv, "V", in->v_bytes, in->v, clattn_shape_kv_elems(shape) / shape->head_dim * dv },
+        { &in->dout, "O", in->o_bytes, NULL, 0 },
     };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         cl_int err;
@@ -302,7 +315,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to
      * write shows up in the check. */
     const cl_uchar poison = 0xff;
-    cl_int err = clEnqueueFillBuffer(queue, in->dout, &poison, 1, 0, in->q_bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueFillBuffer(queue, in->dout, &poison, 1, 0, in->o_bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clFinish(queue);
     if (err != CL_SUCCESS) {
@@ -316,8 +329,8 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
         return record_failure(row, rc);
     snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
     row->splits = info.splits;
-    row->mem_allocated = info.allocated_bytes + 2 * (uint64_t)in->q_bytes +
-                         2 * (uint64_t)in->kv_bytes;
+    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->o_bytes +
+                         in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
     if (info.predicted_peak_bytes)
         row->mem_predicted = info.predicted_peak_bytes;
 

@@ -178,7 +178,7 @@ void cli_kernel_names(char *buf, size_t cap)
 
 const char *cli_dtype_name(clattn_dtype d)
 {
-    return d == CLATTN_F16 ? "fp16" : "fp32";
+    return d == CLATTN_F16 ? "fp16" : d == CLATTN_BF16 ? "bf16" : "fp32";
 }
 
 const char *cli_causal_name(clattn_causal c)

@@ -136,7 +136,7 @@ int cli_parse_params(const char *s);
  * space; out-of-range values (ERANGE) are refused. */
 int cli_parse_double(const char *s, double *out);
 
-const char *cli_dtype_name(clattn_dtype d);   /* "fp32" / "fp16" */
+const char *cli_dtype_name(clattn_dtype d);   /* "fp32" / "fp16" / "bf16" */
 const char *cli_causal_name(clattn_causal c); /* "none" / "top-left" / "bottom-right" */
 const char *cli_path_name(clattn_path p);     /* "auto" / "naive" / "fused" */
 

@@ -139,6 +139,10 @@ int cli_parse_dtype(const char *s, clattn_dtype *out)
         *out = CLATTN_F16;
         return 0;
     }
+    if (!strcmp(s, "bf16") || !strcmp(s, "bfloat16")) {
+        *out = CLATTN_BF16;
+        return 0;
+    }
     return -1;
 }
 

@@ -139,8 +139,16 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
     bench_inputs in;
     fprintf(stderr, "       B=%zu Nq=%zu Nk=%zu: generating and uploading inputs\n",
             rows[0].shape.batch, rows[0].shape.q_len, rows[0].shape.kv_len);
-    int rc = bench_inputs_make(ctx, &rows[0].shape, cfg->args->call.seed, &in, detail,
-                               sizeof detail);
+    int rc = bench_inputs_make(ctx, &rows[0].shape, cfg->opts.head_dim_v, cfg->args->call.seed,
+                               &in, detail, sizeof detail);
+    /* The variant's tensors for this case's shape; its rows run with them. */
+    in.opts = cfg->opts;
+    if (rc == 0 && cli_variant_load("bench", &cfg->args->call, &rows[0].shape,
+                                    cfg->args->call.seed, CLI_EXIT_FAILURE, &in.variant,
+                                    &in.opts)) {
+        snprintf(detail, sizeof detail, "the variant's inputs could not be made (see above)");
+        rc = CLATTN_EINVAL;
+    }
     if (rc < 0) {
         /* Out of memory confirms a prediction; anywhere else it is an error. */
         for (size_t i = 0; i < n; i++)
@@ -148,6 +156,10 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
                                         ? BENCH_OOM_CONFIRMED : BENCH_ERROR, 0, detail);
         bench_inputs_free(&in);
         return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rows[i].opts = &in.opts;
+        rows[i].useful_flops *= in.variant.mask_keep; /* the keys the mask keeps */
     }
     for (size_t i = 0; i < n && rc != CLATTN_EDEVLOST; i++) {
         progress(first + i, total, &rows[i]);
@@ -157,6 +169,8 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
         }
         rc = bench_run_row(ctx, cfg, dev, &in, &rows[i]);
     }
+    for (size_t i = 0; i < n; i++)
+        rows[i].opts = &cfg->opts; /* in.opts ends here */
     bench_inputs_free(&in);
     return rc == CLATTN_EDEVLOST ? rc : 0;
 }
@@ -187,7 +201,7 @@ static size_t model_only_rows(clattn_ctx *ctx, const bench_config *cfg, const be
 {
     size_t n = build_rows(cfg, cfg->model_cases, cfg->n_model_cases, NULL, rows);
     for (size_t i = 0; i < n; i++) {
-        if (bench_predict_row(ctx, dev, &rows[i]) < 0)
+        if (bench_predict_row(ctx, cfg, dev, &rows[i]) < 0)
             snprintf(rows[i].detail, sizeof rows[i].detail, "%s", clattn_last_error_detail());
         rows[i].status = BENCH_PREDICTED;
     }
@@ -252,7 +266,7 @@ static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_devic
     }
     size_t n = build_rows(cfg, cfg->cases, cfg->n_cases, cfg->args->call.kv_lens, rows);
     for (size_t i = 0; i < n; i++) {
-        int rc = bench_predict_row(ctx, dev, &rows[i]);
+        int rc = bench_predict_row(ctx, cfg, dev, &rows[i]);
         if (rc < 0) {
             cli_lib_error("bench: model", rc);
             free(rows);

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "outfile.h"
 #include "predict.h"
+#include "variant.h"
 
 #define DEFAULT_TILE 64
 
@@ -158,6 +159,15 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
         opts.causal = p->causal;
         opts.split_kv = a->split_kv;
         opts.kv_lens = p->kv_lens;
+        opts.softcap = r->vopts.softcap;
+        opts.window_left = r->vopts.window_left;
+        opts.window_right = r->vopts.window_right;
+        opts.head_dim_v = r->vopts.head_dim_v;
+        opts.alibi_slopes = r->vopts.alibi_slopes;
+        opts.sinks = r->vopts.sinks;
+        opts.mask = r->vopts.mask;
+        opts.score_mod = r->vopts.score_mod;
+        opts.mask_mod = r->vopts.mask_mod;
         clattn_fused_plan plan;
         if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
             const size_t group = p->shape.heads / p->shape.kv_heads;
@@ -175,6 +185,9 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
         p->block_n = a->block_n;
 }
 
+/* One row: its variant (a mask file must fit the row's shape: a usage
+ * error, returned positive), its plan and its predictions (a negative
+ * library code for a shape the model refuses). */
 static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn_model_device *dev,
                      size_t nq, size_t nk, struct predict_row *r)
 {
@@ -185,14 +198,22 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     r->problem.causal = a->causal;
     r->problem.naive_workspace_bytes = a->workspace;
     r->problem.kv_lens = a->n_kv_lens ? a->kv_lens : NULL;
+    clattn_default_options(&r->vopts);
+    int rc = cli_variant_model("predict", &a->call, &r->problem.shape, &r->variant, &r->vopts);
+    if (rc)
+        return rc;
     choose_plan(a, ctx, r);
-    int rc = clattn_model_predict(&r->problem, dev, &r->pred);
+    rc = clattn_model_predict_variant(&r->problem, &r->variant, dev, &r->pred);
     if (rc < 0)
         return rc;
+    const uint64_t mask_e = r->variant.mask_kind == CLATTN_MASK_NONE ? 0
+                            : r->variant.mask_kind == CLATTN_MASK_BOOL
+                                ? 1 : clattn_dtype_size(r->variant.mask_dtype);
+    r->mask_bytes = mask_e * a->shape.heads * r->pred.batch.computed_pairs;
     clattn_model_problem what_if = r->problem;
     if (what_if.causal == CLATTN_CAUSAL_NONE)
         what_if.causal = CLATTN_CAUSAL_TOP_LEFT;
-    return clattn_model_predict(&what_if, dev, &r->causal);
+    return clattn_model_predict_variant(&what_if, &r->variant, dev, &r->causal);
 }
 
 /* A limit whose figure is unknown stays unknown; other failures are errors. */
@@ -264,7 +285,9 @@ int cmd_predict(int argc, char **argv)
     int rc = predict_all(&args, ctx, &dev, rows, &n_rows);
     if (rc == 0)
         rc = compute_limits(&args, &dev, &limits);
-    if (rc < 0) {
+    if (rc > 0) {
+        status = rc; /* a variant that does not fit a row, said already */
+    } else if (rc < 0) {
         /* The model rejects only shapes: an argument problem. */
         status = cli_usage_error("predict", "bad shape: %s", clattn_last_error_detail());
     } else {

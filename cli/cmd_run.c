@@ -33,6 +33,7 @@
 #include "npy.h"
 #include "options.h"
 #include "outfile.h"
+#include "variant.h"
 
 #define CMD "run"
 
@@ -41,6 +42,7 @@ typedef struct run_args {
     const char *lse_out; /* --lse-out FILE, or NULL */
     cli_call call;       /* the shared options: device, mask, path, kernel, ... */
     clattn_options opts;
+    cli_variant_data variant; /* the variants' tensors and snippets, once loaded */
 } run_args;
 
 typedef struct run_inputs {
@@ -61,9 +63,13 @@ static void usage(const cli_command *cmd, FILE *f)
             "usage: clattn run --q Q.npy --k K.npy --v V.npy --out O.npy [options]\n"
             "\n"
             "Computes O = softmax(scale * Q K^T) V on an OpenCL device.\n"
-            "Q is [B, H, Nq, d]; K and V are [B, Hkv, Nk, d] with H a multiple of Hkv\n"
-            "(grouped-query attention) and d <= 256; all float32 ('<f4') or all float16\n"
-            "('<f2'), C order. O is written as [B, H, Nq, d] in the inputs' dtype.\n"
+            "Q is [B, H, Nq, d], K [B, Hkv, Nk, d] and V [B, Hkv, Nk, dv] with H a multiple\n"
+            "of Hkv (grouped-query attention), d <= 576 and dv <= 512 (dv != d: DeepSeek's\n"
+            "MLA); all float32 ('<f4'), all float16 ('<f2') or all bfloat16 ('<V2', as\n"
+            "numpy saves ml_dtypes.bfloat16), C order. O is written as [B, H, Nq, dv] in\n"
+            "the inputs' dtype. The variants (--softcap, --window, --alibi, --sinks,\n"
+            "--mask, --score-mod, --mask-mod) apply in that order to each score; the\n"
+            "naive path takes none of them, nor bf16 or dv != d (auto runs fused).\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -103,7 +109,7 @@ enum { OPT_SCALE = 1 };
 
 static const cli_option own_options[] = {
     { "q", required_argument, 0, CLI_STORE_TEXT, offsetof(run_args, q), "--q, --k, --v FILE",
-      "the inputs: .npy, float32 or float16 (pipes and\nFIFOs too)" },
+      "the inputs: .npy, float32, float16 or bfloat16\n(pipes and FIFOs too)" },
     CLI_TEXT("k", "K.npy", run_args, k, NULL),
     CLI_TEXT("v", "V.npy", run_args, v, NULL),
     CLI_TEXT("out", "O.npy", run_args, out, "where O goes"),
@@ -131,7 +137,7 @@ static const cli_default run_defaults[] = {
 
 static const cli_command run_command = {
     CMD, CLI_DEVICE | CLI_CAUSAL | CLI_PATH | CLI_KERNEL | CLI_KV_LENS | CLI_SPLIT_KV |
-             CLI_PARAMS | CLI_JSON,
+             CLI_PARAMS | CLI_JSON | CLI_VARIANTS,
     own_options, CLI_COUNT(own_options), set_option, usage, run_defaults,
 };
 
@@ -177,7 +183,7 @@ static void format_shape(const npy_array *x, char *buf, size_t cap)
 
 static const char *dtype_word(clattn_dtype d)
 {
-    return d == CLATTN_F16 ? "float16" : "float32";
+    return d == CLATTN_F16 ? "float16" : d == CLATTN_BF16 ? "bfloat16" : "float32";
 }
 
 static int load_one(const char *path, npy_array *x)
@@ -223,10 +229,10 @@ static int check_agreement(const run_args *a, const run_inputs *in)
                   dtype_word(q->dtype), a->k, dtype_word(k->dtype), a->v, dtype_word(v->dtype));
         return 1;
     }
-    if (memcmp(k->shape, v->shape, 4 * sizeof k->shape[0]) != 0) {
+    if (memcmp(k->shape, v->shape, 3 * sizeof k->shape[0]) != 0) {
         format_shape(k, ks, sizeof ks);
         format_shape(v, vs, sizeof vs);
-        cli_error("%s %s and %s %s must have the same shape", a->k, ks, a->v, vs);
+        cli_error("%s %s and %s %s must agree on B, Hkv and Nk", a->k, ks, a->v, vs);
         return 1;
     }
     if (q->shape[0] != k->shape[0]) {
@@ -244,14 +250,19 @@ static int check_agreement(const run_args *a, const run_inputs *in)
                   k->shape[1]);
         return 1;
     }
-    if (q->shape[3] > 256) {
-        cli_error("head dim d=%zu of %s is above the supported 256", q->shape[3], a->q);
+    if (q->shape[3] > CLATTN_HEAD_DIM_MAX) {
+        cli_error("head dim d=%zu of %s is above the supported %d", q->shape[3], a->q,
+                  CLATTN_HEAD_DIM_MAX);
+        return 1;
+    }
+    if (v->shape[3] > 512) {
+        cli_error("V's head dim dv=%zu of %s is above the supported 512", v->shape[3], a->v);
         return 1;
     }
     return 0;
 }
 
-static int check_inputs(const run_args *a, const run_inputs *in, clattn_shape *shape)
+static int check_inputs(run_args *a, const run_inputs *in, clattn_shape *shape)
 {
     if (check_rank(a->q, &in->q, "[B, H, Nq, d]") || check_rank(a->k, &in->k, "[B, Hkv, Nk, d]") ||
         check_rank(a->v, &in->v, "[B, Hkv, Nk, d]") || check_agreement(a, in))
@@ -271,7 +282,21 @@ static int check_inputs(const run_args *a, const run_inputs *in, clattn_shape *s
         cli_lib_error("run: unsupported shape", rc);
         return 1;
     }
+    a->opts.head_dim_v = in->v.shape[3] != shape->head_dim ? in->v.shape[3] : 0;
     return 0;
+}
+
+/* The variants' tensors against the shape the files give (a mismatch is an
+ * input error, status 1). */
+static int load_variant(run_args *a, const clattn_shape *s)
+{
+    return cli_variant_load(CMD, &a->call, s, 0, CLI_EXIT_FAILURE, &a->variant, &a->opts);
+}
+
+/* O's elements: [B, H, Nq, dv]. */
+static size_t o_elems(const clattn_shape *s, const clattn_options *o)
+{
+    return s->batch * s->heads * s->q_len * (o->head_dim_v ? o->head_dim_v : s->head_dim);
 }
 
 /* --kv-lens: one length per sequence, each at most Nk (checked against
@@ -286,10 +311,14 @@ static int check_kv_lens(const run_args *a, const clattn_shape *s)
 static void print_summary(FILE *f, const run_result *r, const clattn_shape *s,
                           const clattn_options *o)
 {
+    char variant[256];
+    cli_variant_describe(s, o, variant, sizeof variant);
     fprintf(f, "%s | path %s (%s) | B=%zu H=%zu Hkv=%zu Nq=%zu Nk=%zu d=%zu | %s | causal %s | ",
             r->device, cli_path_name(r->info.path), r->info.kernel, s->batch, s->heads,
             s->kv_heads, s->q_len, s->kv_len, s->head_dim, cli_dtype_name(s->dtype),
             cli_causal_name(o->causal));
+    if (variant[0])
+        fprintf(f, "%s | ", variant);
     if (r->info.splits > 1)
         fprintf(f, "%u key splits | ", r->info.splits);
     fprintf(f, "%.3f ms: build %.3f ms, upload %.3f ms, device %.3f ms, download %.3f ms",
@@ -313,13 +342,13 @@ static int cl_failed(const char *what, cl_int err)
 
 /* Creates the buffers and uploads Q, K, V; the upload time is the
  * writes' wall time to the end of a clFinish. */
-static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s, int want_lse,
-                  struct run_buffers *rb, run_result *r)
+static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s,
+                  const clattn_options *o, int want_lse, struct run_buffers *rb, run_result *r)
 {
     static const char *const names[5] = { "Q", "K", "V", "O", "LSE" };
     const npy_array *host[3] = { &in->q, &in->k, &in->v };
     const size_t bytes[5] = { in->q.nbytes, in->k.nbytes, in->v.nbytes,
-                              clattn_shape_q_elems(s) * clattn_dtype_size(s->dtype),
+                              o_elems(s, o) * clattn_dtype_size(s->dtype),
                               s->batch * s->heads * s->q_len * sizeof(float) };
     cl_context cl = clattn_cl_context(ctx);
     cl_command_queue queue = clattn_cl_queue(ctx);
@@ -345,11 +374,11 @@ static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s, 
 }
 
 /* Reads O (and LSE) back into host arrays. */
-static int download(clattn_ctx *ctx, const clattn_shape *s, const struct run_buffers *rb,
-                    void *o, float *lse, run_result *r)
+static int download(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
+                    const struct run_buffers *rb, void *o, float *lse, run_result *r)
 {
     cl_command_queue queue = clattn_cl_queue(ctx);
-    const size_t obytes = clattn_shape_q_elems(s) * clattn_dtype_size(s->dtype);
+    const size_t obytes = o_elems(s, opts) * clattn_dtype_size(s->dtype);
     const double t0 = cli_now();
     cl_int err = clEnqueueReadBuffer(queue, rb->b[3], CL_TRUE, 0, obytes, o, 0, NULL, NULL);
     if (err == CL_SUCCESS && lse)
@@ -403,7 +432,7 @@ static int call(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *op
 static int run_attention(const run_args *a, const run_inputs *in, const clattn_shape *shape,
                          void **o, float **lse, run_result *r)
 {
-    size_t nbytes = clattn_shape_q_elems(shape) * clattn_dtype_size(shape->dtype);
+    size_t nbytes = o_elems(shape, &a->opts) * clattn_dtype_size(shape->dtype);
     *o = malloc(nbytes);
     *lse = a->lse_out ? malloc(shape->batch * shape->heads * shape->q_len * sizeof(float)) : NULL;
     if (!*o || (a->lse_out && !*lse)) {
@@ -424,8 +453,9 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
         cli_lib_error("run: attention (--allow-oom runs it anyway)", rc);
     else if (rc)
         cli_lib_error("run: attention", rc);
-    else if (upload(ctx, in, shape, a->lse_out != NULL, &rb, r) == 0 &&
-             call(ctx, shape, &opts, &rb, r) == 0 && download(ctx, shape, &rb, *o, *lse, r) == 0)
+    else if (upload(ctx, in, shape, &opts, a->lse_out != NULL, &rb, r) == 0 &&
+             call(ctx, shape, &opts, &rb, r) == 0 &&
+             download(ctx, shape, &opts, &rb, *o, *lse, r) == 0)
         status = 0;
     r->build += plan_build;
     r->total = cli_now() - t0;
@@ -456,7 +486,9 @@ static int write_o(FILE *f, const char *path, const void *user, char *err, size_
 {
     const struct run_outputs *r = user;
     const clattn_shape *s = r->shape;
-    const size_t shape[4] = { s->batch, s->heads, s->q_len, s->head_dim };
+    const clattn_options *o = &r->args->opts;
+    const size_t shape[4] = { s->batch, s->heads, s->q_len,
+                              o->head_dim_v ? o->head_dim_v : s->head_dim };
     return npy_write_stream(f, path, s->dtype, 4, shape, r->o, err, cap) ? -1 : 0;
 }
 
@@ -512,6 +544,7 @@ static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const
     json_num(j, "scale", a->opts.scale > 0 ? a->opts.scale : 1.0 / sqrt((double)s->head_dim), 0);
     json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
     json_u64(j, "split_kv", a->opts.split_kv);
+    cli_variant_json(j, s, &a->opts);
     json_str(j, "path", cli_path_name(r->info.path));
     json_str(j, "kernel", r->info.kernel);
     json_u64(j, "splits", r->info.splits);
@@ -549,7 +582,8 @@ int cmd_run(int argc, char **argv)
     /* The summary comes last, so a line on stdout means the outputs were
      * written. */
     status = load_inputs(&args, &in) || check_inputs(&args, &in, &shape) ||
-             check_kv_lens(&args, &shape) || check_output_paths(&args) ||
+             check_kv_lens(&args, &shape) || load_variant(&args, &shape) ||
+             check_output_paths(&args) ||
              run_attention(&args, &in, &shape, &o, &lse, &result) ||
              write_outputs(&args, &shape, o, lse, &result);
     const int to_stderr = outfile_is_stdout(args.out) ||
@@ -559,6 +593,7 @@ int cmd_run(int argc, char **argv)
         print_summary(to_stderr ? stderr : stdout, &result, &shape, &args.opts);
     free(o);
     free(lse);
+    cli_variant_free(&args.variant);
     cli_call_free(&args.call);
     npy_free(&in.v);
     npy_free(&in.k);

@@ -17,6 +17,8 @@
 #include "json.h"
 #include "options.h"
 #include "outfile.h"
+#include "variant.h"
+#include "verify.h"
 
 #define CMD "tune"
 
@@ -29,7 +31,10 @@ static void usage(const cli_command *cmd, FILE *f)
             "repetitions, kernel profiling events) and records the fastest for this\n"
             "device, unless --no-save. Each candidate is first checked against the CPU\n"
             "reference. The shape is B=4 H=16 N=4096 (Hkv = H, Nq = Nk = N) unless\n"
-            "given.\n"
+            "given. With a variant (--softcap, --window, --alibi, --sinks, --mask\n"
+            "random, --score-mod, --mask-mod, --dv) the candidates are timed and checked\n"
+            "with it, its tensors drawn for each shape, and nothing is recorded: the\n"
+            "recorded tiles serve every call of a head dim, variant or not.\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -58,16 +63,28 @@ static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_o
                : timing.median_s;
 }
 
-/* FLOPs of the visible (query, key) pairs, 4 d each, counted by the model
- * (the convention of the PyTorch comparison: causal counts about half). */
-static double attention_flops(const clattn_shape *s, int causal)
+/* FLOPs of the visible (query, key) pairs, 2 (d + d_v) each, counted by the
+ * model (the convention of the PyTorch comparison: causal counts about
+ * half, a window its own pairs). */
+static double attention_flops(const clattn_shape *s, int causal, const clattn_options *o)
 {
-    clattn_causal_blocks blocks;
-    if (clattn_model_causal_blocks(s, causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE, 64,
-                                   64, &blocks) < 0)
+    clattn_model_problem p;
+    clattn_model_default_problem(&p);
+    p.shape = *s;
+    p.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.window_left = o->window_left;
+    v.window_right = o->window_right;
+    v.head_dim_v = o->head_dim_v;
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    clattn_prediction pred;
+    if (clattn_model_predict_variant(&p, &v, &dev, &pred) < 0)
         return 0;
-    return 4.0 * (double)s->batch * (double)s->heads * (double)s->head_dim *
-           (double)blocks.visible_pairs;
+    const size_t dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
+    return 2.0 * (double)s->heads * (double)(s->head_dim + dv) *
+           (double)pred.batch.visible_pairs;
 }
 
 struct tune_settings {
@@ -80,6 +97,8 @@ struct tune_settings {
     clattn_fused_kernel kernel; /* --kernel NAME, or AUTO */
     clattn_tiles tiles[CLATTN_KERNEL_CANDIDATES_MAX]; /* --tiles, else the kernel's own */
     size_t n_tiles;
+    const cli_call *call;   /* the variant options, for the shapes' tensors */
+    int variant;            /* a variant was given */
 };
 
 /* Parses "128x64,64x32,64x64x4" (BMxBN, or BMxBNxTM for a register-tiled
@@ -126,37 +145,90 @@ static int lost(clattn_ctx *ctx)
     return 1;
 }
 
-/* The device buffers one shape is timed on: Q, K, V with random values, O. */
+/* The device buffers one shape is timed on: Q, K, V with random values, O;
+ * and the variant's tensors for the shape, in `opts`. */
 struct tune_buffers {
     cl_mem b[4];
+    cli_variant_data data;
+    clattn_options opts;
 };
 
-static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, struct tune_buffers *t)
+static void free_buffers(struct tune_buffers *t)
 {
-    const size_t n = clattn_shape_q_elems(s), bytes = n * clattn_dtype_size(s->dtype);
+    cli_release_buffers(t->b, 4);
+    cli_variant_free(&t->data);
+}
+
+static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_settings *set,
+                        struct tune_buffers *t)
+{
     memset(t, 0, sizeof *t);
+    clattn_default_options(&t->opts);
+    if (cli_variant_load(CMD, set->call, s, 7, CLI_EXIT_FAILURE, &t->data, &t->opts))
+        return -1;
+    const size_t dv = t->opts.head_dim_v ? t->opts.head_dim_v : s->head_dim;
+    const size_t rows[4] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
+                             clattn_shape_kv_elems(s) / s->head_dim * dv,
+                             clattn_shape_q_elems(s) / s->head_dim * dv };
     for (int i = 0; i < 4; i++) {
         cl_int err;
+        const size_t bytes = rows[i] * clattn_dtype_size(s->dtype);
         t->b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
         /* Random inputs: the softmax's work must be real. */
-        if (err != CL_SUCCESS || (i < 3 && clattn_random_fill_cl(ctx, t->b[i], n, s->dtype,
+        if (err != CL_SUCCESS || (i < 3 && clattn_random_fill_cl(ctx, t->b[i], rows[i], s->dtype,
                                                                   11 + (uint32_t)i) < 0)) {
             cli_error("cannot prepare %zu bytes of inputs", bytes);
-            cli_release_buffers(t->b, 4);
+            free_buffers(t);
             return -1;
         }
     }
     return 0;
 }
 
+/* The variant's fields of `from` into `o`. */
+static void copy_variant(const clattn_options *from, clattn_options *o)
+{
+    o->softcap = from->softcap;
+    o->alibi_slopes = from->alibi_slopes;
+    o->alibi_per_sequence = from->alibi_per_sequence;
+    o->window_left = from->window_left;
+    o->window_right = from->window_right;
+    o->sinks = from->sinks;
+    o->mask = from->mask;
+    o->score_mod = from->score_mod;
+    o->mask_mod = from->mask_mod;
+    o->head_dim_v = from->head_dim_v;
+}
+
+/* A candidate with a variant, checked as clattn verify checks one: the
+ * variant's tensors drawn for the small shape. */
+static int check_variant_tile(clattn_ctx *ctx, const clattn_shape *small, const clattn_options *o,
+                              const struct tune_settings *set, uint64_t seed, double *rel_l2)
+{
+    verify_variant v;
+    memset(&v, 0, sizeof v);
+    v.name = "tune";
+    v.shape = *small;
+    v.opts = *o;
+    int rc = cli_variant_load(CMD, set->call, small, seed, CLI_EXIT_FAILURE, &v.data, &v.opts);
+    v.ref = v.opts;
+    verify_result r;
+    rc = rc ? CLATTN_EINVAL : verify_variant_run(ctx, &v, CLATTN_PATH_FUSED, seed, &r);
+    verify_variant_free(&v);
+    *rel_l2 = rc < 0 ? 0 : r.rel_l2;
+    return rc < 0 ? rc : r.passed ? 0 : 1;
+}
+
 /* A fast wrong tile must never win: check it first on a shape that is not
  * a multiple of it, with grouped heads and the same mask. 0 if it passed, 1
  * if it computed something wrong, a CLATTN_E* code if it did not run. */
 static int check_tile(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
-                      uint64_t seed, double *rel_l2)
+                      const struct tune_settings *set, uint64_t seed, double *rel_l2)
 {
     clattn_shape small = { 1, 4, 2, 2 * o->block_m + 37, 3 * o->block_n + 11, s->head_dim,
                            s->dtype };
+    if (set->variant)
+        return check_variant_tile(ctx, &small, o, set, seed, rel_l2);
     clattn_check_result chk;
     int rc = clattn_check(ctx, &small, o, seed, &chk);
     *rel_l2 = rc < 0 ? 0 : chk.rel_l2;
@@ -253,13 +325,14 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
     o.path = CLATTN_PATH_FUSED;
     o.causal = causal ? CLATTN_CAUSAL_TOP_LEFT : CLATTN_CAUSAL_NONE;
     o.fused_kernel = kernel;
+    copy_variant(&buf->opts, &o);
     clattn_fused_plan now;
     if (clattn_plan_fused(ctx, s, &o, &now) < 0)
         memset(&now, 0, sizeof now); /* nothing configures without a choice: none is "current" */
     const clattn_tiles *tiles = NULL;
     clattn_kernel_info info;
     const size_t n = candidates(kernel, set, &tiles, &info);
-    const double flops = attention_flops(s, causal);
+    const double flops = attention_flops(s, causal, &o);
     double best = 0;
     clattn_tiles best_tile = { 0, 0, 0 };
     struct json *j = set->json;
@@ -276,7 +349,7 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
         o.block_n = tiles[i].block_n;
         o.rows_per_item = tiles[i].rows_per_item;
         struct candidate_result c = { 0, 0, -1, 0 };
-        c.checked = set->check ? check_tile(ctx, s, &o, 1234 + i, &c.rel_l2) : 0;
+        c.checked = set->check ? check_tile(ctx, s, &o, set, 1234 + i, &c.rel_l2) : 0;
         if (c.checked == 0)
             c.seconds = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
                                     set->budget);
@@ -345,12 +418,12 @@ static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
         return -1;
     }
     struct tune_buffers buf;
-    if (make_buffers(ctx, s, &buf) < 0)
+    if (make_buffers(ctx, s, set, &buf) < 0)
         return -1;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         failed |= tune_kernel(ctx, s, causal, kernels[i], set, &buf) < 0;
-    cli_release_buffers(buf.b, 4);
+    free_buffers(&buf);
     return failed ? -1 : 0;
 }
 
@@ -388,7 +461,7 @@ static const cli_default tune_defaults[] = {
 
 static const cli_command tune_command = {
     CMD, CLI_DEVICE | CLI_SIZES | CLI_HEAD_DIMS | CLI_DTYPE | CLI_CAUSAL | CLI_MASKS |
-             CLI_KERNEL | CLI_ALL_KERNELS | CLI_JSON,
+             CLI_KERNEL | CLI_ALL_KERNELS | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
     own_options, CLI_COUNT(own_options), set_option, usage, tune_defaults,
 };
 
@@ -408,6 +481,23 @@ static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_se
     if (rc)
         return rc == 1 ? -1 : rc;
     const cli_call *c = &a->call;
+    set->call = c;
+    set->variant = cli_variant_any(&c->variant);
+    if (set->variant)
+        set->save = 0; /* tiles are recorded per head dim, for every variant */
+    const cli_variant *v = &c->variant;
+    double number;
+    const char *file = v->alibi_slopes ? "--alibi-slopes"
+                       : v->mask && strcmp(v->mask, "random") && strcmp(v->mask, "random-add")
+                           ? "--mask"
+                       : v->sinks && strcmp(v->sinks, "random") &&
+                               cli_parse_double(v->sinks, &number) < 0
+                           ? "--sinks"
+                           : NULL;
+    if (file)
+        rc = cli_usage_error(CMD, "%s: tune draws its own shapes, so it takes no tensor file "
+                             "(--mask random or random-add, --sinks random or a number, "
+                             "--alibi or --alibi-max-bias)", file);
     set->all_kernels = c->all_kernels;
     set->kernel = c->kernel;
     a->masks = c->masks ? c->masks : CLI_MASKS_BOTH;

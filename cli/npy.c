@@ -338,9 +338,10 @@ static int parse_header(cursor *c, npy_header *h)
 
 /* '<' is little-endian; '=' (native) and '|' (byte order not applicable,
  * which numpy treats as native) are little-endian only on such a host. */
-static int dtype_from_descr(const char *descr, const char *path, clattn_dtype *out, char *err,
-                            size_t errcap)
+static int dtype_from_descr(const char *descr, const char *path, int allow_bool,
+                            npy_array *a, char *err, size_t errcap)
 {
+    clattn_dtype *out = &a->dtype;
     char order = descr[0];
     const char *type = descr + 1;
     int little = order == '<' || ((order == '=' || order == '|') && host_is_little_endian());
@@ -348,6 +349,11 @@ static int dtype_from_descr(const char *descr, const char *path, clattn_dtype *o
     /* A 2-byte void is bfloat16: numpy saves ml_dtypes.bfloat16 as '<V2'. */
     if ((order == '<' || order == '|') && !strcmp(type, "V2") && host_is_little_endian()) {
         *out = CLATTN_BF16;
+        return 0;
+    }
+    /* numpy's bool: one byte, 0 or 1 ('|b1'; '?' in a hand-written header). */
+    if (allow_bool && (!strcmp(descr, "|b1") || !strcmp(descr, "?") || !strcmp(descr, "<b1"))) {
+        a->boolean = 1;
         return 0;
     }
     int known = !strcmp(type, "f4") || !strcmp(type, "f2");
@@ -517,7 +523,8 @@ static int read_growing(FILE *f, const char *path, npy_array *a, char *err, size
 
 /* The preamble and the header, into a's dtype and shape (a already zeroed);
  * leaves the stream at the first byte of data. */
-static int read_meta(FILE *f, const char *path, npy_array *a, char *err, size_t errcap)
+static int read_meta(FILE *f, const char *path, int allow_bool, npy_array *a, char *err,
+                     size_t errcap)
 {
     size_t header_len = 0;
     int rc = read_preamble(f, path, &header_len, err, errcap);
@@ -527,7 +534,7 @@ static int read_meta(FILE *f, const char *path, npy_array *a, char *err, size_t 
     rc = read_header(f, path, header_len, &h, err, errcap);
     if (rc)
         return rc;
-    rc = dtype_from_descr(h.descr, path, &a->dtype, err, errcap);
+    rc = dtype_from_descr(h.descr, path, allow_bool, a, err, errcap);
     if (rc)
         return rc;
     if (h.fortran_order)
@@ -536,13 +543,15 @@ static int read_meta(FILE *f, const char *path, npy_array *a, char *err, size_t 
                     "(save np.ascontiguousarray(arr))");
     a->ndim = h.ndim;
     memcpy(a->shape, h.shape, sizeof h.shape);
-    if (shape_bytes(a->ndim, a->shape, element_size(a->dtype), &a->nelems, &a->nbytes))
+    if (shape_bytes(a->ndim, a->shape, a->boolean ? 1 : element_size(a->dtype), &a->nelems,
+                    &a->nbytes))
         return fail(err, errcap, CLATTN_EOVERFLOW, path,
                     "shape's byte size overflows this machine's size_t");
     return 0;
 }
 
-int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap)
+static int read_stream(FILE *f, const char *name, int allow_bool, npy_array *out, char *err,
+                       size_t errcap)
 {
     if (err && errcap > 0)
         err[0] = '\0';
@@ -551,7 +560,7 @@ int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t
     memset(out, 0, sizeof *out);
     if (!f || !name)
         return CLATTN_EINVAL;
-    int rc = read_meta(f, name, out, err, errcap);
+    int rc = read_meta(f, name, allow_bool, out, err, errcap);
     if (rc == 0) {
         long long avail = bytes_left(f);
         rc = avail >= 0 ? read_sized(f, name, out, avail, err, errcap)
@@ -561,12 +570,17 @@ int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t
         npy_free(out);
         return rc;
     }
-    if (!host_is_little_endian())
+    if (!host_is_little_endian() && !out->boolean)
         swap_elements(out->data, out->nelems, element_size(out->dtype));
     return 0;
 }
 
-int npy_read(const char *path, npy_array *out, char *err, size_t errcap)
+int npy_read_stream(FILE *f, const char *name, npy_array *out, char *err, size_t errcap)
+{
+    return read_stream(f, name, 0, out, err, errcap);
+}
+
+static int read_path(const char *path, int allow_bool, npy_array *out, char *err, size_t errcap)
 {
     if (err && errcap > 0)
         err[0] = '\0';
@@ -578,9 +592,19 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errcap)
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(err, errcap, CLATTN_EIO, path, "cannot open: %s", strerror(errno));
-    int rc = npy_read_stream(f, path, out, err, errcap);
+    int rc = read_stream(f, path, allow_bool, out, err, errcap);
     fclose(f);
     return rc;
+}
+
+int npy_read(const char *path, npy_array *out, char *err, size_t errcap)
+{
+    return read_path(path, 0, out, err, errcap);
+}
+
+int npy_read_mask(const char *path, npy_array *out, char *err, size_t errcap)
+{
+    return read_path(path, 1, out, err, errcap);
 }
 
 void npy_free(npy_array *a)

@@ -32,6 +32,8 @@ typedef struct npy_array {
     size_t nelems;              /* product of the shape (1 for a scalar) */
     size_t nbytes;              /* nelems * element size */
     void *data;                 /* malloc'd, host byte order; owned by the array */
+    int boolean;                /* numpy bool ('|b1', npy_read_mask only): one byte
+                                 * per element, `dtype` meaningless */
 } npy_array;
 
 /* Reads `path` into *out (which need not be initialised). `path` may also be a
@@ -45,6 +47,10 @@ typedef struct npy_array {
  *   CLATTN_ENOMEM    no memory for the data.
  * On failure *out is zeroed (npy_free on it is harmless). */
 int npy_read(const char *path, npy_array *out, char *err, size_t errcap);
+
+/* npy_read that also takes numpy's bool ('|b1'), for masks: out->boolean
+ * set, one byte per element. */
+int npy_read_mask(const char *path, npy_array *out, char *err, size_t errcap);
 
 /* Reads one array from `f`, from its position to its end, as npy_read does;
  * `name` labels the messages. The stream is not closed. A regular file's size

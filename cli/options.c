@@ -3,6 +3,9 @@
  * The shared options, defined once (the table below: spelling, value, help,
  * what takes them), and the one parser every command uses (see options.h).
  */
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +16,8 @@
 enum shared_id {
     O_DEVICE = 256, O_SHAPE, O_BATCH, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_LEN, O_Q_LEN,
     O_DTYPE, O_CAUSAL, O_KV_LENS, O_SPLIT_KV, O_KERNEL, O_PATH, O_PARAMS, O_SEED, O_JSON,
-    O_CSV,
+    O_CSV, O_SOFTCAP, O_WINDOW, O_ALIBI, O_ALIBI_MAX_BIAS, O_ALIBI_SLOPES, O_SINKS, O_MASK,
+    O_SCORE_MOD, O_MASK_MOD, O_DV,
 };
 
 /* One spelling of a shared option. An alias (help NULL) is another long
@@ -39,7 +43,7 @@ static const shared_option shared[] = {
       "$CLATTN_DEVICE, else the largest GPU, else the CPU)", 0, NULL, NULL, 0 },
     { "shape", 0, required_argument, O_SHAPE, CLI_SHAPE, "--shape B,H,Hkv,Nq,Nk,d",
       "batch, query heads, key/value heads (dividing H),\n"
-      "query length, key length, head dim (1..256)", 0, NULL, NULL, 0 },
+      "query length, key length, head dim (1..576)", 0, NULL, NULL, 0 },
     { "batch", 'B', required_argument, O_BATCH, CLI_SIZES, "-B, --batch B",
       "batch: how many sequences", 0, NULL, NULL, 0 },
     { "heads", 'H', required_argument, O_HEADS, CLI_SIZES, "-H, --heads H", "query heads", 0,
@@ -47,7 +51,7 @@ static const shared_option shared[] = {
     { "kv-heads", 0, required_argument, O_KV_HEADS, CLI_SIZES, "--kv-heads HKV",
       "key/value heads, dividing H (grouped-query\nattention)", 0, NULL, NULL, 0 },
     { "head-dim", 'd', required_argument, O_HEAD_DIM, CLI_SIZES, "-d, --head-dim D",
-      "head dimension, 1..256", CLI_HEAD_DIMS, "-d, --head-dim D,...",
+      "head dimension, 1..576", CLI_HEAD_DIMS, "-d, --head-dim D,...",
       "; several, separated by\ncommas, a shape each", 0 },
     { "len", 'N', required_argument, O_LEN, CLI_SIZES, "-N, --len, --kv-len N",
       "key length Nk; Nq = Nk unless --q-len", CLI_LENS, "-N, --len, --kv-len LIST",
@@ -56,7 +60,8 @@ static const shared_option shared[] = {
     { "q-len", 0, required_argument, O_Q_LEN, CLI_SIZES, "--q-len NQ",
       "query length of every case (1: a decoding step)", 0, NULL, NULL, 0 },
     { "dtype", 0, required_argument, O_DTYPE, CLI_DTYPE, "--dtype T",
-      "fp16 (f16, float16, half) or fp32 (f32, float32,\nfloat)", 0, NULL, NULL, 0 },
+      "fp16 (f16, float16, half), fp32 (f32, float32,\nfloat) or bf16 (bfloat16)", 0, NULL,
+      NULL, 0 },
     { "causal", 0, optional_argument, O_CAUSAL, CLI_CAUSAL, "--causal[=MODE]",
       "the causal mask: top-left (tl, yes; --causal alone)\n"
       "shows query i the keys j <= i, bottom-right (br)\n"
@@ -87,6 +92,47 @@ static const shared_option shared[] = {
       "write the report as JSON to FILE (\"-\", or no\nFILE: stdout)", 0, NULL, NULL, 0 },
     { "csv", 0, optional_argument, O_CSV, CLI_CSV, "--csv[=FILE]",
       "write the rows as CSV to FILE (likewise)", 0, NULL, NULL, 0 },
+    { "softcap", 0, required_argument, O_SOFTCAP, CLI_VARIANTS, "--softcap C",
+      "cap each score: C tanh(s / C) (Gemma 2,\n"
+      "FlashAttention's softcap); C > 0", 0, NULL, NULL, 0 },
+    { "window", 0, required_argument, O_WINDOW, CLI_VARIANTS, "--window L,R",
+      "sliding window: query i sees keys j with\n"
+      "i + off - L <= j <= i + off + R, -1 leaving a side\n"
+      "unbounded (FlashAttention's window_size; off is\n"
+      "0 top-left, Nk - Nq otherwise)", 0, NULL, NULL, 0 },
+    { "alibi", 0, no_argument, O_ALIBI, CLI_VARIANTS, "--alibi",
+      "ALiBi: s -= slope |i + off - j|, the slopes from\n"
+      "ggml's max_bias (8: the ALiBi paper's)", 0, NULL, NULL, 0 },
+    { "alibi-max-bias", 0, required_argument, O_ALIBI_MAX_BIAS, CLI_VARIANTS,
+      "--alibi-max-bias X", "ALiBi with slopes from max_bias X > 0", 0, NULL, NULL, 0 },
+    { "alibi-slopes", 0, required_argument, O_ALIBI_SLOPES, CLI_VARIANTS,
+      "--alibi-slopes FILE", "ALiBi with the slopes of a float32 .npy, [H] or\n"
+      "[B, H] (one per sequence and head)", 0, NULL, NULL, 0 },
+    { "sinks", 0, required_argument, O_SINKS, CLI_VARIANTS, "--sinks S",
+      "attention sinks: each head's logit joins its\n"
+      "softmax's denominator (gpt-oss); S a float32 .npy\n"
+      "of [H] or a number for every head", CLI_RANDOM_INPUTS, NULL,
+      ", or random\n(uniform in [-1, 1))", 0 },
+    { "mask", 0, required_argument, O_MASK, CLI_VARIANTS, "--mask M",
+      "a mask .npy broadcast to [B, H, Nq, Nk] (trailing\n"
+      "dims Nq, Nk; leading ones B or 1, H or 1): bool\n"
+      "keeps a key where true (PyTorch's attn_mask),\n"
+      "float32, float16 or bfloat16 is added to the\n"
+      "scores (-inf hides)", CLI_RANDOM_INPUTS, NULL,
+      "; random: a boolean padding mask\n"
+      "[B, 1, Nq, Nk] (each sequence's keys past a random\n"
+      "length hidden, and 1 key in 8 at random), random-\n"
+      "add: the same as float32 with values in [-1, 1)", 0 },
+    { "score-mod", 0, required_argument, O_SCORE_MOD, CLI_VARIANTS, "--score-mod FILE",
+      "OpenCL C defining float clattn_score_mod(float s,\n"
+      "uint b, uint h, uint q, uint k) (FlexAttention's\n"
+      "score_mod)", 0, NULL, NULL, 0 },
+    { "mask-mod", 0, required_argument, O_MASK_MOD, CLI_VARIANTS, "--mask-mod FILE",
+      "OpenCL C defining bool clattn_mask_mod(uint b,\n"
+      "uint h, uint q, uint k), false hiding the key", 0, NULL, NULL, 0 },
+    { "dv", 0, required_argument, O_DV, CLI_DV, "--dv N",
+      "V's and O's head dimension when it differs from\n"
+      "d (DeepSeek's MLA: 192 and 128), 1..512", 0, NULL, NULL, 0 },
 };
 
 #define N_SHARED (sizeof shared / sizeof shared[0])
@@ -259,6 +305,78 @@ static int parse_kernel(const char *cmd, unsigned takes, const char *v, cli_call
     return 0;
 }
 
+/* --window L,R: each side an integer >= -1 (-1: unbounded). */
+static int parse_window(const char *cmd, const char *v, cli_variant *w)
+{
+    long side[2];
+    const char *p = v;
+    for (int i = 0; i < 2; i++) {
+        char *end;
+        errno = 0;
+        side[i] = strtol(p, &end, 10);
+        const int sep = i == 0 ? ',' : '\0';
+        if (end == p || *end != sep || errno || side[i] < -1 || side[i] > INT32_MAX ||
+            !(isdigit((unsigned char)*p) || *p == '-'))
+            return cli_usage_error(cmd, "bad --window '%.80s' (L,R: keys before and after the "
+                                   "diagonal, each -1 for unbounded or >= 0)", v);
+        p = end + 1;
+    }
+    w->window_left = (int32_t)side[0];
+    w->window_right = (int32_t)side[1];
+    return 0;
+}
+
+/* A positive number a float holds (--softcap, --alibi-max-bias). */
+static int positive_float(const char *cmd, const char *opt, const char *v, float *out)
+{
+    double x;
+    if (cli_parse_double(v, &x) || !(x > 0) || x > FLT_MAX || !((float)x > 0))
+        return cli_usage_error(cmd, "bad %s '%.80s' (a positive number)", opt, v);
+    *out = (float)x;
+    return 0;
+}
+
+/* The random forms of --sinks and --mask need a command that draws its
+ * inputs. */
+static int random_value(const char *cmd, unsigned takes, const char *opt, const char *v,
+                        const char *const *forms)
+{
+    for (const char *const *f = forms; *f; f++)
+        if (!strcmp(v, *f) && !(takes & CLI_RANDOM_INPUTS))
+            return cli_usage_error(cmd, "%s %s: %s draws no inputs (give a .npy file)", opt, v,
+                                   cmd);
+    return 0;
+}
+
+static int set_variant(const char *cmd, unsigned takes, enum shared_id id, const char *v,
+                       cli_variant *w)
+{
+    static const char *const sink_forms[] = { "random", NULL };
+    static const char *const mask_forms[] = { "random", "random-add", NULL };
+    size_t n;
+    switch (id) {
+    case O_SOFTCAP: return positive_float(cmd, "--softcap", v, &w->softcap);
+    case O_WINDOW: return parse_window(cmd, v, w);
+    case O_ALIBI: w->alibi = 1; return 0;
+    case O_ALIBI_MAX_BIAS:
+        w->alibi = 1;
+        w->alibi_max_bias_given = 1;
+        return positive_float(cmd, "--alibi-max-bias", v, &w->alibi_max_bias);
+    case O_ALIBI_SLOPES: w->alibi = 1; w->alibi_slopes = v; return 0;
+    case O_SINKS: w->sinks = v; return random_value(cmd, takes, "--sinks", v, sink_forms);
+    case O_MASK: w->mask = v; return random_value(cmd, takes, "--mask", v, mask_forms);
+    case O_SCORE_MOD: w->score_mod = v; return 0;
+    case O_MASK_MOD: w->mask_mod = v; return 0;
+    case O_DV:
+        if (cli_parse_size(v, &n) < 0 || n == 0 || n > 512)
+            return cli_usage_error(cmd, "bad --dv '%.80s' (V's head dimension, 1..512)", v);
+        w->head_dim_v = n;
+        return 0;
+    default: break;
+    }
+    return CLI_EXIT_USAGE;
+}
+
 /* Stores one shared option's value; 0, or the status after the message. */
 static int set_shared(const char *cmd, unsigned takes, const shared_option *o, const char *v,
                       cli_call *c)
@@ -284,7 +402,7 @@ static int set_shared(const char *cmd, unsigned takes, const shared_option *o, c
         return positive_list(cmd, opt, v, takes & CLI_LENS, c->lens, CLI_MAX_LENS, &c->n_lens);
     case O_DTYPE:
         if (cli_parse_dtype(v, &c->dtype) < 0)
-            return cli_usage_error(cmd, "bad --dtype '%.80s' (fp32 or fp16)", v);
+            return cli_usage_error(cmd, "bad --dtype '%.80s' (fp32, fp16 or bf16)", v);
         return 0;
     case O_CAUSAL: return parse_masks(cmd, takes, v, c);
     case O_KV_LENS: return parse_kv_lens(cmd, v, c);
@@ -308,6 +426,9 @@ static int set_shared(const char *cmd, unsigned takes, const shared_option *o, c
         return 0;
     case O_JSON: c->json = v ? v : "-"; return 0;
     case O_CSV: c->csv = v ? v : "-"; return 0;
+    case O_SOFTCAP: case O_WINDOW: case O_ALIBI: case O_ALIBI_MAX_BIAS: case O_ALIBI_SLOPES:
+    case O_SINKS: case O_MASK: case O_SCORE_MOD: case O_MASK_MOD: case O_DV:
+        return set_variant(cmd, takes, (enum shared_id)o->id, v, &c->variant);
     }
     return CLI_EXIT_USAGE;
 }
@@ -391,16 +512,21 @@ static int check_call(const cli_command *cmd, const cli_call *c)
     if ((c->given & CLI_SHAPE) && (c->given & CLI_SIZES))
         return cli_usage_error(cmd->name, "give the shape once: --shape, or -B, -H, --kv-heads, "
                                "-d, -N, --q-len");
+    if (c->variant.alibi_slopes && c->variant.alibi_max_bias_given)
+        return cli_usage_error(cmd->name, "give the ALiBi slopes once: --alibi-slopes or "
+                               "--alibi-max-bias");
     return 0;
 }
 
 int cli_parse_command(const cli_command *cmd, int argc, char **argv, cli_call *call,
                       void *state)
 {
-    struct option longs[64];
+    struct option longs[96];
     char shorts[32];
     memset(call, 0, sizeof *call);
-    if (build_table(cmd, longs, 64, shorts, sizeof shorts) < 0) {
+    call->variant.window_left = call->variant.window_right = -1;
+    call->variant.alibi_max_bias = 8.0f;
+    if (build_table(cmd, longs, 96, shorts, sizeof shorts) < 0) {
         cli_error("%s: too many options", cmd->name);
         return CLI_EXIT_FAILURE;
     }
@@ -463,6 +589,10 @@ void cli_call_options(const cli_call *c, clattn_options *o)
     o->split_kv = c->split_kv;
     o->kv_lens = c->kv_lens;
     o->kernel_params = c->params;
+    o->softcap = c->variant.softcap;
+    o->window_left = c->variant.window_left;
+    o->window_right = c->variant.window_right;
+    o->head_dim_v = c->variant.head_dim_v;
 }
 
 int cli_check_shape(const char *cmd, const clattn_shape *s)

@@ -11,7 +11,9 @@
  * Shared spellings: --device SEL; the shape as --shape B,H,Hkv,Nq,Nk,d or
  * -B/--batch, -H/--heads, --kv-heads, -d/--head-dim, -N/--len/--kv-len,
  * --q-len; --dtype; --causal[=MODE]; --kv-lens; --split-kv; --kernel;
- * --path; --params; --seed; --json[=FILE]; --csv[=FILE]; -h/--help. An
+ * --path; --params; --seed; --json[=FILE]; --csv[=FILE]; the variants
+ * (--softcap, --window, --alibi, --alibi-max-bias, --alibi-slopes, --sinks,
+ * --mask, --score-mod, --mask-mod, --dv); -h/--help. An
  * option whose value is optional (--causal, --json, --csv) also takes it as
  * the next word when that word is not an option ("--causal both", "--json
  * out.json", "--json -"): no command takes operands, so nothing else could
@@ -41,12 +43,17 @@ enum {
     CLI_SEED = 1 << 10,    /* --seed */
     CLI_JSON = 1 << 11,    /* --json[=FILE] */
     CLI_CSV = 1 << 12,     /* --csv[=FILE] */
+    CLI_VARIANTS = 1 << 13, /* --softcap --window --alibi[-max-bias|-slopes] --sinks --mask
+                             * --score-mod --mask-mod */
+    CLI_DV = 1 << 14,      /* --dv */
     /* How a command takes some of them. */
     CLI_MASKS = 1 << 16,     /* --causal both: several masks, a row each */
     CLI_PATHS = 1 << 17,     /* --path both / naive,fused: several paths, not auto */
     CLI_ALL_KERNELS = 1 << 18, /* --kernel all */
     CLI_LENS = 1 << 19,      /* -N takes a list, a case per length */
     CLI_HEAD_DIMS = 1 << 20, /* -d takes a list */
+    CLI_RANDOM_INPUTS = 1 << 21, /* --sinks random, --mask random: the command draws its
+                                  * inputs */
 };
 
 #define CLI_MAX_LENS 64     /* -N's lengths */
@@ -57,6 +64,21 @@ enum {
 #define CLI_MASKS_BOTH (CLI_MASK(CLATTN_CAUSAL_NONE) | CLI_MASK(CLATTN_CAUSAL_TOP_LEFT))
 #define CLI_PATH_BIT(path) (1 << (path))  /* CLI_PATH_BIT(CLATTN_PATH_NAIVE) ... */
 #define CLI_PATHS_BOTH (CLI_PATH_BIT(CLATTN_PATH_NAIVE) | CLI_PATH_BIT(CLATTN_PATH_FUSED))
+
+/* The attention variants as given (CLI_VARIANTS, CLI_DV); variant.h loads
+ * the tensors and snippets they name. */
+typedef struct cli_variant {
+    float softcap;                     /* 0: none */
+    int32_t window_left, window_right; /* -1, -1 (unbounded): no window */
+    int alibi;                         /* --alibi, --alibi-max-bias or --alibi-slopes */
+    float alibi_max_bias;              /* ggml's max_bias: 8 unless given */
+    int alibi_max_bias_given;
+    const char *alibi_slopes;          /* FILE.npy, or NULL */
+    const char *sinks;                 /* FILE.npy, "random" or a number, or NULL */
+    const char *mask;                  /* FILE.npy, "random" or "random-add", or NULL */
+    const char *score_mod, *mask_mod;  /* FILE.cl, or NULL */
+    size_t head_dim_v;                 /* --dv; 0: d */
+} cli_variant;
 
 /* The shared options as given. A size, count or list of 0 entries was not
  * given; `given` has the CLI_* bit of every shared option that was. */
@@ -77,6 +99,7 @@ typedef struct cli_call {
     const char *params;
     uint64_t seed;
     const char *json, *csv;            /* "-": stdout */
+    cli_variant variant;
 } cli_call;
 
 /* A shared option's default, shown in the command's --help. */
@@ -150,8 +173,9 @@ void cli_print_options(const cli_command *cmd, FILE *f);
 void cli_print_option(FILE *f, const char *synopsis, const char *help);
 
 /* What the call asks of the library: the mask and path (a command taking
- * one of each), kernel, split, lengths and parameters, over `o`'s other
- * fields. */
+ * one of each), kernel, split, lengths and parameters, the softcap, window
+ * and d_v, over `o`'s other fields (the variants' tensors and snippets:
+ * variant.h). */
 void cli_call_options(const cli_call *call, clattn_options *o);
 
 /* The one mask of --causal (none when not given) and the one path of

@@ -42,6 +42,7 @@ struct predict_args {
     int preset;
     struct predict_figures given;
     const char *json;    /* --json: the file, "-" for stdout; NULL: tables */
+    int has_variant;     /* a variant option was given */
 };
 
 /* One pair of lengths: the problem as modelled and its predictions. */
@@ -49,6 +50,9 @@ struct predict_row {
     clattn_model_problem problem; /* kv_lens point into predict_args */
     const char *tiles_source;
     const char *splits_source;    /* "device" (its plan), "given", "none" */
+    clattn_model_variant variant; /* the variant options as the model counts them */
+    clattn_options vopts;         /* ... and as the plan and the descriptions take them */
+    uint64_t mask_bytes;          /* the fused path's mask traffic (0: no mask) */
     clattn_prediction pred;   /* with the requested mask */
     clattn_prediction causal; /* with the requested mask, else top-left (a what-if) */
 };

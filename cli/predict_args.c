@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "predict.h"
+#include "variant.h"
 
 #define CMD "predict"
 
@@ -140,7 +141,7 @@ static const cli_default predict_defaults[] = {
 
 static const cli_command predict_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_SIZES | CLI_LENS | CLI_DTYPE | CLI_CAUSAL | CLI_KV_LENS |
-             CLI_SPLIT_KV | CLI_JSON,
+             CLI_SPLIT_KV | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
     own_options, CLI_COUNT(own_options), set_option, usage, predict_defaults,
 };
 
@@ -169,6 +170,7 @@ static void from_call(struct predict_args *a)
     a->causal = cli_call_causal(c);
     a->device = c->device;
     a->json = c->json;
+    a->has_variant = cli_variant_any(&c->variant);
 }
 
 /* Checks what single options cannot: lengths given one way only, the
@@ -185,7 +187,18 @@ static int check_args(const struct predict_args *a)
     size_t nk = a->nk;
     for (size_t i = 0; !a->nq && i < a->n_lens; i++)
         nk = i == 0 || a->lens[i] < nk ? a->lens[i] : nk;
-    return cli_check_kv_lens(CMD, &a->call, a->shape.batch, nk, "the shape", CLI_EXIT_USAGE);
+    int rc = cli_check_kv_lens(CMD, &a->call, a->shape.batch, nk, "the shape", CLI_EXIT_USAGE);
+    /* A mask file must fit every row, before any device is opened. */
+    for (size_t i = 0; rc == 0 && a->call.variant.mask && i < (a->nq ? 1 : a->n_lens); i++) {
+        clattn_shape s = a->shape;
+        s.kv_len = a->nq ? a->nk : a->lens[i];
+        s.q_len = a->nq ? a->nq : a->q_len ? a->q_len : s.kv_len;
+        clattn_model_variant v;
+        clattn_options o;
+        clattn_default_options(&o);
+        rc = cli_variant_model(CMD, &a->call, &s, &v, &o);
+    }
+    return rc;
 }
 
 int predict_parse_args(int argc, char **argv, struct predict_args *a)

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "json.h"
 #include "predict.h"
+#include "variant.h"
 
 static void json_device(struct json *j, const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const clattn_prediction *p0)
@@ -143,6 +144,18 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
     json_path(j, "naive", &r->pred.naive);
     json_path(j, "fused", &r->pred.fused);
     json_blocks(j, a, r);
+    if (a->has_variant) {
+        const clattn_batch_blocks *bb = &r->pred.batch;
+        json_open(j, "variant", '{');
+        cli_variant_json(j, &r->problem.shape, &r->vopts);
+        json_u64(j, "visible_pairs", bb->visible_pairs);
+        json_u64(j, "computed_pairs", bb->computed_pairs);
+        json_u64(j, "visited_blocks", bb->visited_blocks);
+        json_u64(j, "total_blocks", bb->total_blocks);
+        json_u64(j, "kv_rows_read", bb->kv_rows_read);
+        json_u64(j, "mask_bytes", r->mask_bytes);
+        json_close(j, '}');
+    }
     json_close(j, '}');
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "predict.h"
+#include "variant.h"
 
 #define CELL 64 /* bytes of one formatted table cell */
 
@@ -116,6 +117,11 @@ static void print_header(const struct predict_args *a, clattn_ctx *ctx,
     printf("shape    B=%zu H=%zu Hkv=%zu d=%zu %s (e = %zu bytes), causal: %s\n", s->batch,
            s->heads, s->kv_heads, s->head_dim, cli_dtype_name(s->dtype),
            clattn_dtype_size(s->dtype), cli_causal_name(a->causal));
+    if (a->has_variant) {
+        char what[256];
+        cli_variant_describe(&rows[0].problem.shape, &rows[0].vopts, what, sizeof what);
+        printf("variant  %s\n", what);
+    }
     printf("device   %s\n", ctx ? clattn_device_name(ctx) : a->preset ? "preset seed" : "none");
     print_figure("capacity", f->capacity, 1, NULL);
     print_figure("max allocation", f->max_alloc, 1, NULL);
@@ -328,7 +334,9 @@ static void print_decode(const struct predict_args *a, const struct predict_row 
 {
     char c[10][CELL];
     const clattn_shape *s = &a->shape;
-    const uint64_t kv_row = (uint64_t)s->kv_heads * s->head_dim * clattn_dtype_size(s->dtype);
+    const size_t dv = rows[0].variant.head_dim_v ? rows[0].variant.head_dim_v : s->head_dim;
+    const uint64_t kv_row = (uint64_t)s->kv_heads * (s->head_dim + dv) *
+                            clattn_dtype_size(s->dtype) / 2; /* K and V: 2 kv_row */
     printf("\nQ5  decoding: the fused path per sequence (its own keys, split-KV)%s\n",
            a->causal != CLATTN_CAUSAL_NONE ? ", causal mask applied" : "");
     print_kv_lens(a, &rows[0].pred.batch);
@@ -339,12 +347,13 @@ static void print_decode(const struct predict_args *a, const struct predict_row 
         const clattn_prediction *p = &rows[i].pred;
         const clattn_batch_blocks *bb = &p->batch;
         const uint64_t kv = 2 * kv_row * bb->kv_rows_read, ws = 2 * bb->split_workspace_bytes;
+        const uint64_t rest = p->fused.bytes - kv - ws - rows[i].mask_bytes; /* Q + O */
         snprintf(c[1], CELL, "%u (%.8s)", rows[i].problem.splits ? rows[i].problem.splits : 1,
                  rows[i].splits_source);
         printf("  %11s %14s %10s %12s %12s %12s %12s %11s %-8s %12s  %s\n",
                fmt_len(&rows[i].problem.shape, c[0], CELL), c[1],
                fmt_count(bb->kv_rows_read, c[2], CELL), fmt_bytes(kv, c[3], CELL),
-               fmt_bytes(p->fused.bytes - kv - ws, c[4], CELL),
+               fmt_bytes(rest, c[4], CELL),
                fmt_bytes(bb->split_workspace_bytes, c[5], CELL),
                fmt_bytes(p->fused.bytes, c[6], CELL), fmt_time(p->fused.time_s, c[7], CELL),
                clattn_bound_name(p->fused.bound),
@@ -354,6 +363,38 @@ static void print_decode(const struct predict_args *a, const struct predict_row 
            "  split's fp32 partials, B*H*Nq*splits*(d+2)*4, written and read once (total\n"
            "  counts it twice); time: the roofline plus one launch, two with a split (the\n"
            "  combine)\n");
+}
+
+/* The variant's view: the pairs it keeps, the tiles the fused kernel still
+ * computes, the keys it reads and the mask's bytes. */
+static void print_variant(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[9][CELL], what[256];
+    cli_variant_describe(&rows[0].problem.shape, &rows[0].vopts, what, sizeof what);
+    printf("\nQ6  the variant: %s (fused path%s)\n", what,
+           a->causal != CLATTN_CAUSAL_NONE ? ", causal mask applied" : "");
+    printf("  %11s %14s %9s %14s %9s %12s %12s %12s %11s\n", "N", "visible pairs", "of all",
+           "computed", "blocks", "K/V rows", "mask bytes", "fused bytes", "time");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_prediction *p = &rows[i].pred;
+        const clattn_batch_blocks *bb = &p->batch;
+        snprintf(c[2], CELL, "%.3g%%", bb->total_pairs ? 100.0 * (double)bb->visible_pairs /
+                                                             (double)bb->total_pairs : 0.0);
+        snprintf(c[4], CELL, "%.3g%%", bb->total_blocks ? 100.0 * (double)bb->visited_blocks /
+                                                              (double)bb->total_blocks : 0.0);
+        printf("  %11s %14s %9s %14s %9s %12s %12s %12s %11s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL), fmt_count(bb->visible_pairs, c[1], CELL),
+               c[2], fmt_count(bb->computed_pairs, c[3], CELL), c[4],
+               fmt_count(bb->kv_rows_read, c[5], CELL), fmt_bytes(rows[i].mask_bytes, c[6], CELL),
+               fmt_bytes(p->fused.bytes, c[7], CELL), fmt_time(p->fused.time_s, c[8], CELL));
+    }
+    printf("  visible: the (query, key) pairs the causal mask, window and lengths keep, per\n"
+           "  query head over the batch; computed: the pairs of the tiles the kernel walks\n"
+           "  (a window's key blocks from its first row's first key to its last row's last;\n"
+           "  a mask's content skips no tile), which the FLOPs count, 2 (d + d_v) each;\n"
+           "  blocks: visited tiles of all; mask bytes: each query head reads the mask's\n"
+           "  elements of its computed pairs (a broadcast mask read again per head: an upper\n"
+           "  bound); softcap, ALiBi and sinks change no figure here\n");
 }
 
 void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
@@ -369,4 +410,6 @@ void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
     print_q4(a, rows, n);
     if (shows_decode(a, rows, n))
         print_decode(a, rows, n);
+    if (a->has_variant)
+        print_variant(a, rows, n);
 }

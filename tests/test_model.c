@@ -854,6 +854,248 @@ static void overflow(void **state)
                      CLATTN_EOVERFLOW);
 }
 
+/* ------------------------------------------------- variants: windows, masks, d_v */
+
+/* The tiles and pairs of a sliding window, straight from the definitions:
+ * query i sees key j iff i + begin <= j <= i + end (a side absent where
+ * the window and the causal mask leave it open); a query block visits a
+ * key tile from the one holding its first row's first visible key (even
+ * where that key is past Nk: the kernels walk from the block it rounds
+ * down to) to the one before its last possible row's end. */
+static struct brute window_brute(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c,
+                                 int wl, int wr)
+{
+    struct brute r = { 0 };
+    assert_true(nk <= 256);
+    const long long align = c == CLATTN_CAUSAL_TOP_LEFT ? 0 : (long long)nk - (long long)nq;
+    const int has_end = c != CLATTN_CAUSAL_NONE || wr >= 0;
+    long long end = c != CLATTN_CAUSAL_NONE ? align : (long long)1 << 40;
+    if (wr >= 0 && align + wr < end)
+        end = align + wr;
+    const long long begin = wl >= 0 ? align - wl : -((long long)1 << 40);
+    static unsigned char key_read[256];
+    memset(key_read, 0, sizeof key_read);
+    for (size_t q0 = 0; q0 < nq; q0 += bm) {
+        const long long first = (long long)q0 + begin;
+        const long long bound = has_end ? (long long)(q0 + bm) + end : (long long)nk;
+        for (size_t k0 = 0; k0 < nk; k0 += bn) {
+            r.total++;
+            if ((long long)(k0 + bn) <= first || (long long)k0 >= bound)
+                continue;
+            r.visited++;
+            for (size_t j = k0; j < k0 + bn && j < nk; j++) {
+                key_read[j] = 1;
+                r.kv_streamed++;
+                for (size_t i = q0; i < q0 + bm && i < nq; i++)
+                    r.computed++;
+            }
+        }
+    }
+    for (size_t j = 0; j < nk; j++)
+        r.kv_read += key_read[j];
+    for (size_t i = 0; i < nq; i++) {
+        uint64_t seen = 0;
+        for (size_t j = 0; j < nk; j++)
+            seen += (long long)j >= (long long)i + begin &&
+                    (!has_end || (long long)j <= (long long)i + end);
+        r.visible += seen;
+        r.empty_rows += seen == 0;
+    }
+    return r;
+}
+
+static clattn_model_variant window_variant(int wl, int wr)
+{
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.window_left = wl;
+    v.window_right = wr;
+    return v;
+}
+
+static void windows_against_brute_force(void **state)
+{
+    (void)state;
+    static const size_t lens[] = { 1, 5, 17, 64, 100 };
+    static const size_t tiles[] = { 1, 4, 16, 64 };
+    static const int sides[][2] = { { 0, 0 }, { 3, -1 }, { -1, 2 }, { 7, 5 }, { 40, 0 },
+                                    { 0, 30 }, { 200, 200 } };
+    static const clattn_causal modes[] = { CLATTN_CAUSAL_NONE, CLATTN_CAUSAL_TOP_LEFT,
+                                           CLATTN_CAUSAL_BOTTOM_RIGHT };
+    clattn_model_device dev = seed_device();
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t t = 0; t < 4; t++)
+                for (size_t w = 0; w < sizeof sides / sizeof sides[0]; w++)
+                    for (int c = 0; c < 3; c++) {
+                        const size_t bm = tiles[t], bn = tiles[(t + w) % 4];
+                        struct brute r = window_brute(lens[a], lens[b], bm, bn, modes[c],
+                                                      sides[w][0], sides[w][1]);
+                        clattn_model_problem p = problem_of(
+                            shape_of(2, 2, 1, lens[a], lens[b], 8, CLATTN_F16), modes[c], bm, bn);
+                        clattn_model_variant v = window_variant(sides[w][0], sides[w][1]);
+                        clattn_prediction pr;
+                        assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr),
+                                         CLATTN_OK);
+                        const clattn_causal_blocks *cb = &pr.blocks;
+                        if (cb->visited_blocks != r.visited || cb->computed_pairs != r.computed ||
+                            cb->visible_pairs != r.visible || cb->empty_rows != r.empty_rows ||
+                            cb->kv_rows_read != r.kv_read || cb->kv_rows_streamed != r.kv_streamed)
+                            fail_msg("Nq=%zu Nk=%zu %zux%zu causal %d window (%d, %d): visited "
+                                     "%llu/%llu computed %llu/%llu visible %llu/%llu empty "
+                                     "%llu/%llu read %llu/%llu streamed %llu/%llu", lens[a],
+                                     lens[b], bm, bn, (int)modes[c], sides[w][0], sides[w][1],
+                                     (unsigned long long)cb->visited_blocks,
+                                     (unsigned long long)r.visited,
+                                     (unsigned long long)cb->computed_pairs,
+                                     (unsigned long long)r.computed,
+                                     (unsigned long long)cb->visible_pairs,
+                                     (unsigned long long)r.visible,
+                                     (unsigned long long)cb->empty_rows,
+                                     (unsigned long long)r.empty_rows,
+                                     (unsigned long long)cb->kv_rows_read,
+                                     (unsigned long long)r.kv_read,
+                                     (unsigned long long)cb->kv_rows_streamed,
+                                     (unsigned long long)r.kv_streamed);
+                        assert_int_equal(cb->total_blocks, r.total);
+                        /* The batch: B = 2 sequences of the same grid. */
+                        assert_int_equal(pr.batch.computed_pairs, 2 * r.computed);
+                        assert_int_equal(pr.batch.kv_rows_read, 2 * r.kv_read);
+                    }
+}
+
+/* A sliding window over a long sequence by hand: Nq = Nk = 2^20, 64 x 64
+ * tiles, window (4095, 0) under a causal mask: each query block past the
+ * first 64 visits the key blocks that hold keys q0 - 4095 .. q0 + 63, 65 of
+ * them (floor((q0 - 4095) / 64) .. q0 / 64; i + 1 for block i < 64). The window's pairs: sum of
+ * min(i + 1, 4096). And the fused bytes follow the key rows read (all of
+ * them) and FLOPs the computed pairs. */
+static void window_long_sequence_by_hand(void **state)
+{
+    (void)state;
+    const uint64_t n = (uint64_t)1 << 20, w = 4096;
+    clattn_model_problem p =
+        problem_of(shape_of(1, 1, 1, n, n, 128, CLATTN_F16), CLATTN_CAUSAL_BOTTOM_RIGHT, 64, 64);
+    clattn_model_variant v = window_variant((int)w - 1, -1);
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_OK);
+    const uint64_t qb = n / 64;
+    /* Block i visits key blocks max(0, i - 64) .. i (the first holds key
+     * 64 i - 4095): min(i + 1, 65) blocks. */
+    const uint64_t blocks = 64 * 65 / 2 + (qb - 64) * 65;
+    assert_int_equal(pr.blocks.visited_blocks, blocks);
+    assert_int_equal(pr.blocks.computed_pairs, blocks * 64 * 64);
+    assert_int_equal(pr.blocks.visible_pairs, w * (w + 1) / 2 + (n - w) * w);
+    assert_int_equal(pr.blocks.kv_rows_read, n);
+    assert_int_equal(pr.blocks.empty_rows, 0);
+    assert_int_equal(pr.fused.bytes, 2 * (n * 128 * 2) + n * 2 * 128 * 2);
+    assert_true(pr.fused.flops == 4.0 * 128 * (double)(blocks * 64 * 64));
+    assert_true(pr.blocks.closed_form == 0.0);
+    /* Without the window: the causal triangle, qb (qb + 1) / 2 blocks. */
+    clattn_prediction causal;
+    assert_int_equal(clattn_model_predict(&p, &dev, &causal), CLATTN_OK);
+    assert_int_equal(causal.blocks.visited_blocks, qb * (qb + 1) / 2);
+    assert_true(pr.causal_speedup > causal.causal_speedup);
+}
+
+/* d_v != d by hand: Q and K of d columns, V and O of d_v; a pair's FLOPs 2
+ * (d + d_v); the split workspace's partial rows d_v + 2 floats. */
+static void head_dim_v_by_hand(void **state)
+{
+    (void)state;
+    const uint64_t b = 2, h = 8, hkv = 2, nq = 100, nk = 300, d = 192, dv = 128, e = 2;
+    clattn_model_problem p =
+        problem_of(shape_of(b, h, hkv, nq, nk, d, CLATTN_BF16), CLATTN_CAUSAL_NONE, 64, 64);
+    p.splits = 3;
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.head_dim_v = dv;
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_OK);
+    const uint64_t q = b * h * nq * d * e, o = b * h * nq * dv * e;
+    const uint64_t k = b * hkv * nk * d * e, vv = b * hkv * nk * dv * e;
+    const uint64_t ws = b * h * nq * 3 * (dv + 2) * 4;
+    assert_int_equal(pr.traffic.endpoint_bytes, q + o + k + vv);
+    assert_int_equal(pr.traffic.head_endpoint_bytes, (nq + nk) * (d + dv) * e);
+    assert_int_equal(pr.batch.split_workspace_bytes, ws);
+    assert_int_equal(pr.fused.bytes, q + o + k + vv + 2 * ws);
+    assert_true(pr.fused.flops == 2.0 * (d + dv) * (double)(b * h * nq * nk));
+    assert_int_equal(pr.fused.memory.peak_bytes, q + o + k + vv + ws);
+    assert_int_equal(pr.naive.bytes, q + o + k + vv + 4 * b * h * nq * nk * e);
+    assert_true(pr.naive_intensity_limit == (double)(d + dv) / 2 / e);
+    /* head_dim_v = d, and a NULL variant, are clattn_model_predict. */
+    clattn_prediction plain, same;
+    v.head_dim_v = d;
+    assert_int_equal(clattn_model_predict(&p, &dev, &plain), CLATTN_OK);
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &same), CLATTN_OK);
+    assert_memory_equal(&plain, &same, sizeof plain);
+    assert_int_equal(clattn_model_predict_variant(&p, NULL, &dev, &same), CLATTN_OK);
+    assert_memory_equal(&plain, &same, sizeof plain);
+}
+
+/* A mask's bytes by hand: every query head reads the elements of the pairs
+ * its tiles compute; the buffer joins the fused plan. */
+static void mask_bytes_by_hand(void **state)
+{
+    (void)state;
+    const uint64_t b = 2, h = 4, nq = 70, nk = 130;
+    clattn_model_problem p = problem_of(shape_of(b, h, 2, nq, nk, 64, CLATTN_F16),
+                                        CLATTN_CAUSAL_TOP_LEFT, 32, 64);
+    clattn_model_device dev = seed_device();
+    clattn_prediction plain, masked;
+    assert_int_equal(clattn_model_predict(&p, &dev, &plain), CLATTN_OK);
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.mask_kind = CLATTN_MASK_ADD;
+    v.mask_dtype = CLATTN_F16;
+    v.mask_batch = b;
+    v.mask_heads = 1;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &masked), CLATTN_OK);
+    /* Top-left, 32-row blocks: block i sees keys [0, 32 (i + 1)) rounded up
+     * to 64: 64, 64, 128 (the last block, rows 64..69, bound 96 -> 128). */
+    const uint64_t computed = 32 * 64 + 32 * 64 + 6 * 128;
+    assert_int_equal(plain.blocks.computed_pairs, computed);
+    assert_int_equal(masked.fused.bytes, plain.fused.bytes + 2 * h * b * computed);
+    assert_true(masked.fused.flops == plain.fused.flops);
+    assert_int_equal(masked.fused.memory.peak_bytes,
+                     plain.fused.memory.peak_bytes + b * nq * nk * 2);
+    assert_int_equal(masked.naive.bytes, plain.naive.bytes);
+    v.mask_kind = CLATTN_MASK_BOOL; /* one byte, whatever mask_dtype says */
+    v.mask_heads = h;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &masked), CLATTN_OK);
+    assert_int_equal(masked.fused.bytes, plain.fused.bytes + h * b * computed);
+    assert_int_equal(masked.fused.memory.peak_bytes,
+                     plain.fused.memory.peak_bytes + b * h * nq * nk);
+}
+
+static void variant_bad_arguments(void **state)
+{
+    (void)state;
+    clattn_model_problem p = problem_of(shape_of(2, 4, 2, 8, 8, 16, CLATTN_F32),
+                                        CLATTN_CAUSAL_NONE, 16, 16);
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    clattn_model_variant v;
+    memset(&v, 0, sizeof v); /* struct_size not set up */
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_EINVAL);
+    clattn_model_default_variant(&v);
+    v.window_left = -2;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_EINVAL);
+    clattn_model_default_variant(&v);
+    v.mask_kind = CLATTN_MASK_ADD;
+    v.mask_heads = 3;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_EINVAL);
+    v.mask_heads = 4;
+    v.mask_dtype = (clattn_dtype)9;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_EINVAL);
+    clattn_model_default_variant(&v);
+    v.head_dim_v = CLATTN_HEAD_DIM_MAX + 1;
+    assert_int_equal(clattn_model_predict_variant(&p, &v, &dev, &pr), CLATTN_EINVAL);
+    clattn_model_default_variant(NULL); /* NULL-safe */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -881,6 +1123,11 @@ int main(void)
         cmocka_unit_test(decode_bad_arguments),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(overflow),
+        cmocka_unit_test(windows_against_brute_force),
+        cmocka_unit_test(window_long_sequence_by_hand),
+        cmocka_unit_test(head_dim_v_by_hand),
+        cmocka_unit_test(mask_bytes_by_hand),
+        cmocka_unit_test(variant_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -371,6 +371,45 @@ static void test_bad_arguments(void **state)
     assert_int_equal(clattn_reference(&s, NULL, x, x, x, o), CLATTN_EINVAL);
 }
 
+/* clattn_reference_rows gives clattn_reference_ex's rows bit for bit, with
+ * every variant and the lengths; rows outside the shape are refused. */
+static void test_reference_rows(void **state)
+{
+    (void)state;
+    const clattn_shape s = { 2, 4, 2, 9, 40, 16, CLATTN_F32 };
+    const size_t dv = 8;
+    float q[2 * 4 * 9 * 16], k[2 * 2 * 40 * 16], v[2 * 2 * 40 * 8], slopes[4], sinks[4];
+    double all[2 * 4 * 9 * 8], lse[2 * 4 * 9], part[5 * 8], part_lse[5];
+    clattn_random_fill(q, sizeof q / 4, CLATTN_F32, 1);
+    clattn_random_fill(k, sizeof k / 4, CLATTN_F32, 2);
+    clattn_random_fill(v, sizeof v / 4, CLATTN_F32, 3);
+    clattn_random_fill(sinks, 4, CLATTN_F32, 4);
+    clattn_alibi_slopes(8.0f, 4, slopes);
+    const uint32_t lens[2] = { 40, 13 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.causal = CLATTN_CAUSAL_BOTTOM_RIGHT;
+    o.head_dim_v = dv;
+    o.window_left = 5;
+    o.softcap = 1.5f;
+    o.alibi_slopes = slopes;
+    o.sinks = sinks;
+    o.kv_lens = lens;
+    assert_int_equal(clattn_reference_ex(&s, &o, q, k, v, all, lse), CLATTN_OK);
+    for (size_t b = 0; b < 2; b++)
+        for (size_t h = 0; h < 4; h++) {
+            assert_int_equal(clattn_reference_rows(&s, &o, q, k, v, b, h, 3, 5, part, part_lse),
+                             CLATTN_OK);
+            const size_t row = (b * 4 + h) * 9 + 3;
+            assert_memory_equal(part, all + row * dv, 5 * dv * sizeof *part);
+            assert_memory_equal(part_lse, lse + row, 5 * sizeof *part_lse);
+        }
+    assert_int_equal(clattn_reference_rows(&s, &o, q, k, v, 2, 0, 0, 1, part, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_reference_rows(&s, &o, q, k, v, 0, 4, 0, 1, part, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_reference_rows(&s, &o, q, k, v, 0, 0, 5, 5, part, NULL), CLATTN_EINVAL);
+    assert_int_equal(clattn_reference_rows(&s, &o, q, k, v, 0, 0, 9, 0, part, NULL), CLATTN_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_mask_kinds_and_dv),
         cmocka_unit_test(test_alibi_slopes),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_reference_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

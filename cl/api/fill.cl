@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reproducible pseudo-random buffer contents, for device-generated benchmark
- * inputs. Build options: -DDTYPE_F16 (optional).
+ * inputs. Build options: -DDTYPE_F16 or -DDTYPE_BF16 (optional).
  */
 #include "dtype.clh"
 

@@ -253,8 +253,9 @@ typedef struct clattn_prediction {
     clattn_path_estimate naive;
     clattn_path_estimate fused;
     double ridge;                  /* peak / bandwidth, FLOP/byte (0 if unknown) */
-    double naive_intensity_limit;  /* d / e: where the naive path's intensity
-                                    * saturates as N grows (fused: unbounded) */
+    double naive_intensity_limit;  /* d / e (with d_v: (d + d_v) / 2e): where
+                                    * the naive path's intensity saturates as N
+                                    * grows (fused: unbounded) */
     uint64_t naive_compute_len;    /* smallest N = Nq = Nk at which the mask-free
                                     * naive path reaches the ridge; 0 if never
                                     * (ridge >= d/e), unknown, or beyond 2^61 */
@@ -270,6 +271,58 @@ typedef struct clattn_prediction {
  * them), CLATTN_EOVERFLOW when a count overflows. */
 CLATTN_API int clattn_model_predict(const clattn_model_problem *problem,
                                     const clattn_model_device *dev, clattn_prediction *out);
+
+/* ----------------------------------------------- attention variants (API 1.1) */
+
+/* What a problem's attention variant (clattn_options' fields of the same
+ * names) changes in the model. Set it up with clattn_model_default_variant,
+ * which sets struct_size (clattn/types.h, "Structs that grow"); zero
+ * changes nothing. Softcap, ALiBi and sinks change neither bytes nor
+ * FLOPs here (their slopes and sinks, 4 H bytes each, are not counted). */
+typedef struct clattn_model_variant {
+    size_t struct_size;            /* sizeof(clattn_model_variant) of the caller's header */
+    /* V's and O's head dimension (0: d). Q and K are read with d columns,
+     * V read and O written with d_v; a pair costs 2 d FLOPs in Q K^T and
+     * 2 d_v in P V; the split's partial rows hold d_v values. */
+    size_t head_dim_v;
+    /* The sliding window (-1: that side unbounded), aligned as the causal
+     * mask (bottom-right without one). The block accounting counts exactly
+     * the (query, key) pairs it keeps (visible_pairs) and the tiles the
+     * kernel visits: a query block [q0, q0 + BM) walks the key blocks from
+     * the one holding key q0 + off - window_left to the one holding its
+     * last visible key, q0 + BM - 1 + off + window_right (or the causal
+     * diagonal), whole blocks, the last cut at the sequence's length. */
+    int32_t window_left, window_right;
+    /* A mask the kernel reads (CLATTN_MASK_NONE: none), of mask_dtype
+     * (CLATTN_MASK_ADD) or one byte (CLATTN_MASK_BOOL), broadcast as
+     * [mask_batch, mask_heads, Nq, Nk] (each 1 or B, 1 or H; 0 counts as
+     * 1). Its traffic: every query head's tiles read the mask elements of
+     * the pairs they compute (batch.computed_pairs x H elements), a
+     * broadcast mask read again by each head and sequence it serves (an
+     * upper bound: cache hits among them are not counted); skipped tiles'
+     * elements are not read. The fused memory plan holds the mask's buffer
+     * ("mask"). A mask's content skips no tile: FLOPs are the tiles'. */
+    clattn_mask_kind mask_kind;
+    clattn_dtype mask_dtype;
+    size_t mask_batch, mask_heads;
+} clattn_model_variant;
+
+/* Sets *variant to no variant (window -1, -1), struct_size set. NULL-safe. */
+CLATTN_API void clattn_model_default_variant(clattn_model_variant *variant);
+
+/* clattn_model_predict for `problem` with `variant` (NULL: none, the same
+ * as clattn_model_predict): the traffic (Q1) with V and O of d_v columns,
+ * blocks and batch counted under the window, the fused estimate with the
+ * mask's bytes, d_v in bytes, FLOPs and the split workspace. The naive
+ * estimate keeps its mask-free S (the naive path refuses these variants,
+ * but for d_v, which it also refuses). CLATTN_EINVAL for a variant not set
+ * up (struct_size), a window side below -1, an unknown mask kind or dtype,
+ * a broadcast that does not fit the shape, or head_dim_v above
+ * CLATTN_HEAD_DIM_MAX; otherwise as clattn_model_predict. */
+CLATTN_API int clattn_model_predict_variant(const clattn_model_problem *problem,
+                                            const clattn_model_variant *variant,
+                                            const clattn_model_device *dev,
+                                            clattn_prediction *out);
 
 #ifdef __cplusplus
 }

@@ -349,6 +349,18 @@ CLATTN_API int clattn_reference_ex(const clattn_shape *shape, const clattn_optio
                                    const void *q, const void *k, const void *v, double *o,
                                    double *lse);
 
+/* clattn_reference_ex for the rows [first_row, first_row + rows) of query
+ * head `head` of sequence `batch` alone, every variant and length of opts
+ * honoured: o receives rows x d_v doubles and lse (may be NULL) rows
+ * values. The inputs are the whole contiguous tensors. The rows are equal
+ * to those clattn_reference_ex writes; checking a few blocks of rows of a
+ * large problem costs their share of the work. CLATTN_EINVAL for a row
+ * range, sequence or head outside the shape (API 1.1). */
+CLATTN_API int clattn_reference_rows(const clattn_shape *shape, const clattn_options *opts,
+                                     const void *q, const void *k, const void *v, size_t batch,
+                                     size_t head, size_t first_row, size_t rows, double *o,
+                                     double *lse);
+
 /* ------------------------------------------------------------------ merge */
 
 /* Combines two attention results over disjoint sets of keys into the exact

@@ -10,12 +10,14 @@ and buffers used in place on the caller's own queue; clattn.devices() lists
 the devices, clattn.predict() gives the byte model's view of a shape.
 Failures raise clattn.ClattnError with the library's message and detail.
 """
-from ._attention import attention, attention_cl
+from ._attention import alibi_slopes, attention, attention_cl, flash_attn_func, \
+    scaled_dot_product_attention
 from ._core import ClattnError, close_all, devices, lib
 from ._model import predict
 
 __version__ = "0.2.0"
-__all__ = ["attention", "attention_cl", "devices", "predict", "ClattnError", "close_all",
+__all__ = ["attention", "attention_cl", "scaled_dot_product_attention", "flash_attn_func",
+           "alibi_slopes", "devices", "predict", "ClattnError", "close_all",
            "library_version", "api_version"]
 
 

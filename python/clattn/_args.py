@@ -73,3 +73,26 @@ def lengths(name, values, count, limit):
                          % (name, count, len(values)))
     return [integer("%s[%d]" % (name, i), x, 0, min(limit, U32_MAX))
             for i, x in enumerate(values)]
+
+
+def window(value):
+    """A sliding window (left, right) as FlashAttention's window_size: two
+    integers >= -1, -1 leaving that side unbounded."""
+    try:
+        left, right = value
+    except (TypeError, ValueError):
+        raise TypeError("window_size must be a pair (left, right), not %r" % (value,)) from None
+    return (integer("window_size[0]", left, -1, 2 ** 31 - 1),
+            integer("window_size[1]", right, -1, 2 ** 31 - 1))
+
+
+def softcap(value):
+    """The softcap as the float32 the library gets: 0 (none) or a positive
+    finite number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError("softcap must be a number, not %r" % (value,))
+    v = float(value)
+    if not (math.isfinite(v) and 0 <= v <= FLT_MAX) or (v > 0 and ctypes.c_float(v).value == 0):
+        raise ValueError("softcap must be 0 (none) or a positive finite number, not %r"
+                         % (value,))
+    return v

@@ -6,10 +6,24 @@ import ctypes
 import numpy as np
 
 from . import _args, _lib
-from ._core import CAUSAL, F16, F32, PATH_NAMES, PATHS, check, context_for, \
-    context_for_queue, lib
+from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATHS, check, \
+    context_for, context_for_queue, lib
+
+
+def _bfloat16():
+    """ml_dtypes.bfloat16 as a numpy dtype, or None without ml_dtypes."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
 
 _DTYPES = {np.dtype(np.float32): F32, np.dtype(np.float16): F16}
+if _bfloat16() is not None:
+    _DTYPES[_bfloat16()] = BF16
+_DTYPE_NAMES = "float16, float32 or ml_dtypes.bfloat16"
+LAYOUTS = ("bhsd", "bshd")
 
 
 def _is_cl_array(x):
@@ -41,11 +55,13 @@ def _options(causal, scale, path, kernel, split_kv):
 
 
 def _shape(qs, ks, vs, dtype):
-    """The clattn_shape of Q [B, H, Nq, d], K and V [B, Hkv, Nk, d]."""
+    """The clattn_shape of Q [B, H, Nq, d], K [B, Hkv, Nk, d] and V [B, Hkv,
+    Nk, d_v] (d_v: head_dim_v when it differs from d)."""
     if len(qs) != 4 or len(ks) != 4 or len(vs) != 4:
-        raise ValueError("q, k and v must be 4-D: q [B, H, Nq, d], k and v [B, Hkv, Nk, d]")
-    if tuple(ks) != tuple(vs):
-        raise ValueError("k %r and v %r must have the same shape" % (tuple(ks), tuple(vs)))
+        raise ValueError("q, k and v must be 4-D: q [B, H, Nq, d], k [B, Hkv, Nk, d], "
+                         "v [B, Hkv, Nk, d_v]")
+    if tuple(ks[:3]) != tuple(vs[:3]):
+        raise ValueError("k %r and v %r must agree on B, Hkv and Nk" % (tuple(ks), tuple(vs)))
     if qs[0] != ks[0] or qs[3] != ks[3]:
         raise ValueError("q %r and k %r disagree on B or d" % (tuple(qs), tuple(ks)))
     dims = (("B", qs[0]), ("H", qs[1]), ("Hkv", ks[1]), ("Nq", qs[2]), ("Nk", ks[2]),
@@ -59,8 +75,102 @@ def _dtype_code(*arrays):
         raise TypeError("q, k and v must have one dtype, not %s" % sorted(map(str, dt)))
     dt = dt.pop()
     if dt not in _DTYPES:
-        raise TypeError("dtype must be float16 or float32, not %s" % dt)
+        raise TypeError("dtype must be %s, not %s%s" % (
+            _DTYPE_NAMES, dt, "" if _bfloat16() is not None or dt.kind != "V"
+            else " (bfloat16 needs the ml_dtypes package)"))
     return dt, _DTYPES[dt]
+
+
+def _mask(attn_mask, shape, keep):
+    """A clattn_mask from PyTorch's attn_mask: broadcastable to [B, H, Nq, Nk]
+    (right-aligned; a leading dim B or 1, H or 1, copied where Nq or Nk is
+    broadcast), bool keeping a key where True, a float added to the scores."""
+    m = np.asarray(attn_mask)
+    full = (shape.batch, shape.heads, shape.q_len, shape.kv_len)
+    if not 2 <= m.ndim <= 4:
+        raise ValueError("attn_mask must have 2 to 4 dims, broadcastable to %r, not shape %r"
+                         % (full, m.shape))
+    m = m.reshape((1,) * (4 - m.ndim) + m.shape)
+    if any(n not in (1, want) for n, want in zip(m.shape, full)):
+        raise ValueError("attn_mask of shape %r does not broadcast to [B, H, Nq, Nk] = %r"
+                         % (m.shape, full))
+    m = np.broadcast_to(m, m.shape[:2] + full[2:])
+    if m.dtype == np.bool_:
+        arr, kind, code = np.ascontiguousarray(m, dtype=np.uint8), MASK_BOOL, F32
+    elif np.dtype(m.dtype) in _DTYPES:
+        arr, kind, code = np.ascontiguousarray(m), MASK_ADD, _DTYPES[np.dtype(m.dtype)]
+    elif m.dtype.kind == "f":
+        arr, kind, code = np.ascontiguousarray(m, dtype=np.float32), MASK_ADD, F32
+    else:
+        raise TypeError("attn_mask must be bool or floating point, not %s" % m.dtype)
+    keep.append(arr)
+    return _lib.Mask(kind, code, arr.shape[0], arr.shape[1], _lib.Layout(), arr.ctypes.data)
+
+
+def _per_head(name, values, shape, per_sequence, keep):
+    """fp32 values per query head, [H] (or [B, H] where per_sequence is
+    allowed), as the pointer the options hold, and whether they are per
+    sequence."""
+    a = np.ascontiguousarray(values, dtype=np.float32)
+    heads = a.shape == (shape.heads,)
+    seq = per_sequence and a.shape == (shape.batch, shape.heads)
+    if not (heads or seq):
+        raise ValueError("%s must have shape (H,) = (%d,)%s, not %r" % (
+            name, shape.heads, " or (B, H) = (%d, %d)" % (shape.batch, shape.heads)
+            if per_sequence else "", a.shape))
+    if not np.all(np.isfinite(a)):
+        raise ValueError("%s must be finite" % name)
+    keep.append(a)
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), seq
+
+
+def _snippet(name, text, keep):
+    if not isinstance(text, str) or not text.strip():
+        raise TypeError("%s must be OpenCL C source text, not %r" % (name, text))
+    b = text.encode()
+    keep.append(b)
+    return b
+
+
+def _variant(opts, shape, dv, keep, attn_mask, window_size, softcap, alibi_slopes, sinks,
+             score_mod, mask_mod):
+    """The variant keywords into `opts`; the arrays they point at into keep."""
+    opts.window_left, opts.window_right = _args.window(window_size)
+    opts.softcap = _args.softcap(softcap)
+    if dv != shape.head_dim:
+        opts.head_dim_v = _args.integer("v's head dimension d_v", dv, 1, 512)
+    if attn_mask is not None:
+        opts.mask = _mask(attn_mask, shape, keep)
+    if alibi_slopes is not None:
+        opts.alibi_slopes, opts.alibi_per_sequence = _per_head("alibi_slopes", alibi_slopes,
+                                                               shape, True, keep)
+    if sinks is not None:
+        opts.sinks, _ = _per_head("sinks", sinks, shape, False, keep)
+    if score_mod is not None:
+        opts.score_mod = _snippet("score_mod", score_mod, keep)
+    if mask_mod is not None:
+        opts.mask_mod = _snippet("mask_mod", mask_mod, keep)
+
+
+def _aliases(causal, is_causal, scale, softmax_scale):
+    """PyTorch's is_causal (top-left) and FlashAttention's softmax_scale, as
+    causal and scale; giving both spellings of one is an error."""
+    if is_causal is not None:
+        if causal is not None:
+            raise TypeError("give causal or is_causal, not both")
+        causal = "top-left" if is_causal else None
+    if softmax_scale is not None:
+        if scale is not None:
+            raise TypeError("give scale or softmax_scale, not both")
+        scale = softmax_scale
+    return causal, scale
+
+
+def _check_gqa(shape, enable_gqa):
+    """PyTorch's enable_gqa=False: query and key/value heads must be equal."""
+    if enable_gqa is False and shape.heads != shape.kv_heads:
+        raise ValueError("q has %d heads and k %d: grouped-query attention needs enable_gqa=True "
+                         "(or leave enable_gqa None)" % (shape.heads, shape.kv_heads))
 
 
 def _layout(shape, strides, itemsize, offset=0):
@@ -114,11 +224,17 @@ def _fill_info(info, run):
 
 
 def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", device=None,
-              kv_lens=None, split_kv=0, return_lse=False, info=None):
-    """O = softmax(scale Q K^T) V.
+              kv_lens=None, split_kv=0, return_lse=False, info=None, attn_mask=None,
+              window_size=(-1, -1), softcap=0.0, alibi_slopes=None, sinks=None, score_mod=None,
+              mask_mod=None, layout="bhsd", is_causal=None, softmax_scale=None,
+              enable_gqa=None):
+    """O = softmax(scale Q K^T) V, with the attention variants.
 
-    q is [B, H, Nq, d], k and v [B, Hkv, Nk, d] with H a multiple of Hkv
-    (grouped-query attention), all float16 or all float32.
+    q is [B, H, Nq, d], k [B, Hkv, Nk, d] and v [B, Hkv, Nk, d_v] with H a
+    multiple of Hkv (grouped-query attention) and d_v = d unless it differs
+    (DeepSeek's MLA), all float16, all float32 or all ml_dtypes.bfloat16.
+    layout="bshd" takes and returns them as [B, N, heads, d] instead
+    (FlashAttention's layout).
 
     numpy arrays (any strides: views are read in place when their last
     dimension is contiguous, copied otherwise) give a new C-order numpy
@@ -139,18 +255,56 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     log-sum-exp, float32 [B, H, Nq] (-inf for a row that sees no key).
     info: a dict to receive what ran (path, kernel, splits, build_seconds).
 
+    The variants (clattn_options'), applied to each score in this order:
+    softcap > 0 caps it, softcap tanh(s / softcap) (Gemma 2, FlashAttention);
+    alibi_slopes, float32 (H,) or (B, H), subtracts slope |i + off - j|
+    (FlashAttention's alibi_slopes; off is 0 top-left, Nk - Nq otherwise);
+    attn_mask, broadcastable to (B, H, Nq, Nk) as PyTorch's: bool keeps a
+    key where True, a float (float32, float16, bfloat16; others as float32)
+    is added; score_mod, OpenCL C defining float clattn_score_mod(float s,
+    uint b, uint h, uint q, uint k) (FlexAttention's score_mod). Keys are
+    hidden by the causal mask, window_size=(left, right) (FlashAttention's:
+    query i sees keys i + off - left .. i + off + right, -1 unbounded), a
+    bool or -inf mask, and mask_mod (OpenCL C defining bool
+    clattn_mask_mod(uint b, uint h, uint q, uint k)). sinks, float32 (H,):
+    each head's logit joins the softmax's denominator (gpt-oss). The naive
+    path takes none of them, nor bf16 or d_v != d: auto runs them fused.
+
+    PyTorch's spellings: is_causal (True: causal "top-left"), attn_mask,
+    scale, enable_gqa (False: H must equal Hkv; None, the default, allows
+    grouped heads). FlashAttention's: softmax_scale, window_size, softcap,
+    alibi_slopes; its causal=True is bottom-right, which here is
+    causal="bottom-right" (clattn.flash_attn_func takes FlashAttention's
+    arguments as they are, layout and all). Nq = Nk makes the two
+    alignments one.
+
     Returns O, or (O, LSE). Raises clattn.ClattnError when the library
     refuses or fails (its message and detail in the exception), ValueError
     or TypeError for arguments it never sees.
     """
+    causal, scale = _aliases(causal, is_causal, scale, softmax_scale)
     opts = _options(causal, scale, path, kernel, split_kv)
+    if layout not in LAYOUTS:
+        raise ValueError("layout must be 'bhsd' ([B, heads, N, d]) or 'bshd' ([B, N, heads, d]), "
+                         "not %r" % (layout,))
+    variant = (attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod, mask_mod)
     if any(_is_cl_array(x) for x in (q, k, v)):
         if device is not None:
             raise ValueError("device arrays run on their own queue's device; leave device None")
-        return _attention_arrays(q, k, v, opts, kv_lens, return_lse, info)
+        if layout != "bhsd":
+            raise ValueError("device arrays take layout 'bhsd' (give their strides instead)")
+        return _attention_arrays(q, k, v, opts, kv_lens, return_lse, info, variant, enable_gqa)
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    if layout == "bshd":
+        if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+            raise ValueError("layout 'bshd': q, k and v must be 4-D [B, N, heads, d]")
+        q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))  # views, read in place
     dt, code = _dtype_code(q, k, v)
     shape = _shape(q.shape, k.shape, v.shape, code)
+    _check_gqa(shape, enable_gqa)
+    keep = []
+    dv = v.shape[3]
+    _variant(opts, shape, dv, keep, *variant)
     q, opts.q_layout = _host_input(q, dt)
     k, opts.k_layout = _host_input(k, dt)
     v, opts.v_layout = _host_input(v, dt)
@@ -158,7 +312,11 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     if kv_lens is not None:
         lens = _lens_array(kv_lens, shape.batch)
         opts.kv_lens = lens.ctypes.data_as(ctypes.POINTER(_lib.c_u32))
-    o = np.empty((shape.batch, shape.heads, shape.q_len, shape.head_dim), dtype=dt)
+    if layout == "bshd":
+        o = np.empty((shape.batch, shape.q_len, shape.heads, dv), dtype=dt)
+        opts.o_layout = _lib.Layout(shape.q_len * shape.heads * dv, dv, shape.heads * dv, 0)
+    else:
+        o = np.empty((shape.batch, shape.heads, shape.q_len, dv), dtype=dt)
     lse = np.empty((shape.batch, shape.heads, shape.q_len), np.float32) if return_lse else None
     run = _lib.RunInfo()
     ctx = context_for(device)
@@ -182,7 +340,7 @@ def _cl_layout(x, name):
     return lay
 
 
-def _attention_arrays(q, k, v, opts, kv_lens, return_lse, info):
+def _attention_arrays(q, k, v, opts, kv_lens, return_lse, info, variant, enable_gqa):
     import pyopencl as cl
     import pyopencl.array as cla
     if not all(_is_cl_array(x) for x in (q, k, v)):
@@ -194,9 +352,13 @@ def _attention_arrays(q, k, v, opts, kv_lens, return_lse, info):
         raise ValueError("q, k and v must belong to one OpenCL context")
     dt, code = _dtype_code(q, k, v)
     shape = _shape(q.shape, k.shape, v.shape, code)
+    _check_gqa(shape, enable_gqa)
+    keep = []  # the variants' host arrays, copied to the device by the call
+    dv = v.shape[3]
+    _variant(opts, shape, dv, keep, *variant)
     opts.q_layout, opts.k_layout, opts.v_layout = (_cl_layout(q, "q"), _cl_layout(k, "k"),
                                                    _cl_layout(v, "v"))
-    o = cla.empty(queue, (shape.batch, shape.heads, shape.q_len, shape.head_dim), dt)
+    o = cla.empty(queue, (shape.batch, shape.heads, shape.q_len, dv), dt)
     lse = cla.empty(queue, (shape.batch, shape.heads, shape.q_len), np.float32) \
         if return_lse else None
     wait = list(q.events) + list(k.events) + list(v.events)
@@ -256,7 +418,7 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
     """
     dt = np.dtype(dtype)
     if dt not in _DTYPES:
-        raise TypeError("dtype must be float16 or float32, not %s" % dt)
+        raise TypeError("dtype must be %s, not %s" % (_DTYPE_NAMES, dt))
     if len(shape) != 6:
         raise ValueError("shape is (B, H, Hkv, Nq, Nk, d)")
     s = _lib.Shape(*(_args.integer("shape's " + n, x)
@@ -279,3 +441,54 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
         lens = _lens_array(kv_lens, s.batch)
         opts.kv_lens = lens.ctypes.data_as(ctypes.POINTER(_lib.c_u32))
     return _enqueue(queue, s, opts, q, k, v, o, lse, lens_buf, list(wait_for or []), info)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False, **kwargs):
+    """PyTorch's torch.nn.functional.scaled_dot_product_attention on numpy (or
+    pyopencl) arrays, with its arguments' meanings: query [B, H, Nq, d], key
+    and value [B, Hkv, Nk, d | d_v]; attn_mask broadcastable to [B, H, Nq,
+    Nk], bool True taking part, a float added; is_causal the top-left causal
+    mask; scale None for 1/sqrt(d); enable_gqa=False asks H = Hkv. dropout_p
+    must be 0 (clattn computes inference attention). Where PyTorch refuses
+    attn_mask together with is_causal, clattn applies both. The other
+    keywords are clattn.attention's (device, path, return_lse, ...)."""
+    if dropout_p:
+        raise NotImplementedError("dropout_p must be 0: clattn has no dropout")
+    return attention(query, key, value, attn_mask=attn_mask, is_causal=bool(is_causal),
+                     scale=scale, enable_gqa=bool(enable_gqa), **kwargs)
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None, deterministic=False,
+                    return_attn_probs=False, **kwargs):
+    """FlashAttention's flash_attn_func on numpy (or pyopencl) arrays, with
+    its arguments' meanings: q [B, Nq, H, d], k and v [B, Nk, Hkv, d | d_v]
+    (its layout), O returned as [B, Nq, H, d_v]; causal=True aligned
+    bottom-right (query i sees keys j <= i + Nk - Nq); window_size (left,
+    right), -1 unbounded, aligned the same way; softcap; alibi_slopes
+    float32 (H,) or (B, H); softmax_scale None for 1/sqrt(d). dropout_p must
+    be 0 and return_attn_probs False (the probabilities never leave the
+    kernel); deterministic changes nothing (clattn's forward pass always
+    is). The other keywords are clattn.attention's (return_lse gives FA's
+    softmax_lse, [B, H, Nq])."""
+    if dropout_p:
+        raise NotImplementedError("dropout_p must be 0: clattn has no dropout")
+    if return_attn_probs:
+        raise NotImplementedError("return_attn_probs: the probabilities never leave the fused "
+                                  "kernel (return_lse=True gives the LSE)")
+    del deterministic
+    return attention(q, k, v, causal="bottom-right" if causal else None, scale=softmax_scale,
+                     window_size=window_size, softcap=softcap, alibi_slopes=alibi_slopes,
+                     layout="bshd", **kwargs)
+
+
+def alibi_slopes(heads, max_bias=8.0):
+    """ggml's ALiBi slopes for `heads` query heads from max_bias (8: the
+    ALiBi paper's slopes for a power of two heads), float32 (H,), through
+    clattn_alibi_slopes."""
+    heads = _args.integer("heads", heads)
+    out = np.empty(heads, np.float32)
+    check("clattn_alibi_slopes", lib().clattn_alibi_slopes(
+        float(max_bias), heads, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+    return out

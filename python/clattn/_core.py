@@ -6,7 +6,8 @@ import threading
 
 from . import _lib
 
-F32, F16 = 0, 1
+F32, F16, BF16 = 0, 1, 2
+MASK_NONE, MASK_ADD, MASK_BOOL = 0, 1, 2
 CAUSAL = {None: 0, False: 0, "none": 0, True: 1, "top-left": 1, "bottom-right": 2}
 PATHS = {"auto": 0, "naive": 1, "fused": 2}
 PATH_NAMES = {v: k for k, v in PATHS.items()}

@@ -114,6 +114,12 @@ class ModelProblem(ctypes.Structure):
                 ("splits", ctypes.c_uint32), ("kv_lens", c_ptr)]
 
 
+class ModelVariant(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("head_dim_v", c_size), ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32), ("mask_kind", c_enum), ("mask_dtype", c_enum),
+                ("mask_batch", c_size), ("mask_heads", c_size)]
+
+
 class BatchBlocks(ctypes.Structure):
     _fields_ = [(name, c_u64) for name in (
         "empty_sequences", "total_blocks", "visited_blocks", "total_pairs", "computed_pairs",
@@ -143,6 +149,7 @@ MIRRORED = {
     "clattn_figure": Figure, "clattn_ceilings": Ceilings, "clattn_traffic": Traffic,
     "clattn_model_device": ModelDevice, "clattn_memory_plan": MemoryPlan,
     "clattn_causal_blocks": CausalBlocks, "clattn_model_problem": ModelProblem,
+    "clattn_model_variant": ModelVariant,
     "clattn_batch_blocks": BatchBlocks,
     "clattn_path_estimate": PathEstimate, "clattn_prediction": Prediction,
 }
@@ -175,6 +182,10 @@ _PROTOTYPES = {
     "clattn_model_default_device": (None, [P(ModelDevice)]),
     "clattn_model_default_problem": (None, [P(ModelProblem)]),
     "clattn_model_predict": (ctypes.c_int, [P(ModelProblem), P(ModelDevice), P(Prediction)]),
+    "clattn_model_default_variant": (None, [P(ModelVariant)]),
+    "clattn_model_predict_variant": (ctypes.c_int, [P(ModelProblem), P(ModelVariant),
+                                                    P(ModelDevice), P(Prediction)]),
+    "clattn_alibi_slopes": (ctypes.c_int, [ctypes.c_float, c_size, P(ctypes.c_float)]),
     "clattn_fit_name": (ctypes.c_char_p, [c_enum]),
     "clattn_bound_name": (ctypes.c_char_p, [c_enum]),
     "clattn_source_name": (ctypes.c_char_p, [c_enum]),

@@ -3,7 +3,7 @@
 import ctypes
 
 from . import _args, _lib
-from ._core import CAUSAL, F16, F32, check, context_for, lib
+from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, check, context_for, lib
 
 
 def _estimate(e):
@@ -23,7 +23,7 @@ def peak_figure(ceilings, code):
     rate standing in for fp16: a device with no fp16 figure but an fp32 one
     runs fp16 as half storage with float arithmetic, so the float rate is the
     roof its kernels meet (the rule of `clattn predict` and `clattn bench`)."""
-    if code != F16:
+    if code == F32:
         return ceilings.flops_f32, False
     if not ceilings.flops_f16.source and ceilings.flops_f32.source:
         return ceilings.flops_f32, True
@@ -32,7 +32,8 @@ def peak_figure(ceilings, code):
 
 def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dtype="float16",
             causal=None, device=None, block_m=None, block_n=None, figures=None, kv_lens=None,
-            splits=0):
+            splits=0, head_dim_v=None, window_size=(-1, -1), mask=None, mask_batch=1,
+            mask_heads=1):
     """What the byte model says about one attention call, as a dict:
     traffic (bytes per head and for all heads, naive vs fused), each path's
     estimate (bytes, FLOPs, intensity, roofline time and bound, peak memory
@@ -46,6 +47,11 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     without a device). Decoding: `kv_lens` (one key count per sequence, each
     <= kv_len) and `splits` (split-KV chunks per sequence) are counted as
     the library runs them; "batch" in the result sums the whole batch.
+
+    Variants (clattn_model_predict_variant): head_dim_v (V's and O's head
+    dimension), window_size (left, right; -1 unbounded) and a mask the
+    kernel reads: mask None, "bool" or an additive mask's dtype ("float32",
+    "float16", "bfloat16"), broadcast as [mask_batch, mask_heads, Nq, Nk].
 
     fp16 on a device with no fp16 rate (PoCL's CPU device: half storage,
     float arithmetic) takes the fp32 rate, as `clattn predict` and `clattn
@@ -65,9 +71,23 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     splits = _args.integer("splits", splits, 0, _args.U32_MAX)
     block_m = _args.integer("block_m", block_m, 0) if block_m is not None else None
     block_n = _args.integer("block_n", block_n, 0) if block_n is not None else None
-    code = {"float16": F16, "fp16": F16, "float32": F32, "fp32": F32}.get(str(dtype))
+    dtypes = {"float16": F16, "fp16": F16, "float32": F32, "fp32": F32, "bfloat16": BF16,
+              "bf16": BF16}
+    code = dtypes.get(str(dtype))
     if code is None:
-        raise TypeError("dtype must be 'float16' or 'float32', not %r" % (dtype,))
+        raise TypeError("dtype must be 'float16', 'float32' or 'bfloat16', not %r" % (dtype,))
+    variant = _lib.ModelVariant()
+    L.clattn_model_default_variant(ctypes.byref(variant))
+    if head_dim_v is not None:
+        variant.head_dim_v = _args.integer("head_dim_v", head_dim_v, 1, 512)
+    variant.window_left, variant.window_right = _args.window(window_size)
+    if mask is not None:
+        if mask != "bool" and mask not in dtypes:
+            raise ValueError("mask must be None, 'bool' or a dtype name, not %r" % (mask,))
+        variant.mask_kind = MASK_BOOL if mask == "bool" else MASK_ADD
+        variant.mask_dtype = F32 if mask == "bool" else dtypes[mask]
+        variant.mask_batch = _args.integer("mask_batch", mask_batch)
+        variant.mask_heads = _args.integer("mask_heads", mask_heads)
     if causal not in CAUSAL:
         raise ValueError("causal must be None, 'top-left' or 'bottom-right', not %r" % (causal,))
     peak_is_fp32 = False
@@ -125,8 +145,9 @@ def predict(batch, heads, q_len, kv_len=None, head_dim=128, *, kv_heads=None, dt
     if block_n:
         problem.block_n = block_n
     out = _lib.Prediction()
-    check("clattn_model_predict", L.clattn_model_predict(ctypes.byref(problem), ctypes.byref(dev),
-                                                         ctypes.byref(out)))
+    check("clattn_model_predict_variant",
+          L.clattn_model_predict_variant(ctypes.byref(problem), ctypes.byref(variant),
+                                         ctypes.byref(dev), ctypes.byref(out)))
     t = out.traffic
     return {
         "device": name,

@@ -11,16 +11,29 @@
 #include "api/prepare.h"
 #include "core/abi.h"
 #include "core/options.h"
+#include "core/variants.h"
 #include "fused/fused.h"
+#include "model/memory.h"
 #include "naive/naive.h"
+
+/* The model's memory for the call on `path`: V and O of d_v columns, the
+ * mask's buffer where there is one. */
+static int call_memory(const struct attention_call *c, clattn_path path, uint64_t extra,
+                       clattn_memory_plan *plan)
+{
+    uint64_t mask = 0;
+    int rc = c->opts->mask.kind != CLATTN_MASK_NONE
+                 ? mask_span_bytes(c->shape, &c->opts->mask, &mask) : CLATTN_OK;
+    return rc < 0 ? rc : model_memory_variant(c->shape, c->head_dim_v, mask, path, extra, plan);
+}
 
 /* The model's memory for `path` with `extra` workspace bytes, checked
  * against the device: the largest buffer against the max allocation, the
  * total against its memory. */
-static int plan_memory(clattn_ctx *ctx, const clattn_shape *s, clattn_path path, uint64_t extra,
-                       clattn_memory_plan *plan)
+static int plan_memory(clattn_ctx *ctx, const struct attention_call *c, clattn_path path,
+                       uint64_t extra, clattn_memory_plan *plan)
 {
-    int rc = clattn_model_memory(s, path, extra, plan);
+    int rc = call_memory(c, path, extra, plan);
     if (rc < 0)
         return rc;
     const char *name = path == CLATTN_PATH_NAIVE ? "naive" : "fused";
@@ -49,7 +62,6 @@ static int path_extra(clattn_ctx *ctx, const struct attention_call *c, clattn_pa
 /* Picks the path and checks it fits; fills info's path, note and peak. */
 static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_run_info *info)
 {
-    const clattn_shape *s = c->shape;
     const clattn_options *opts = c->opts;
     clattn_memory_plan plan;
     uint64_t extra = 0;
@@ -59,10 +71,10 @@ static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_r
         info->path = opts->path;
         rc = path_extra(ctx, c, opts->path, &extra);
         if (rc >= 0)
-            rc = plan_memory(ctx, s, opts->path, extra, &plan);
+            rc = plan_memory(ctx, c, opts->path, extra, &plan);
         if (rc == CLATTN_EWOULDOOM && opts->allow_oom) {
             snprintf(info->note, sizeof info->note, "predicted out of memory; run anyway");
-            rc = clattn_model_memory(s, opts->path, extra, &plan);
+            rc = call_memory(c, opts->path, extra, &plan);
         }
         if (rc < 0)
             return rc;
@@ -74,7 +86,7 @@ static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_r
      * (the model's plan, without the workspace its GEMMs would add) would
      * fit. */
     info->path = CLATTN_PATH_FUSED;
-    rc = plan_memory(ctx, s, CLATTN_PATH_NAIVE, 0, &plan);
+    rc = plan_memory(ctx, c, CLATTN_PATH_NAIVE, 0, &plan);
     if (rc == CLATTN_EWOULDOOM)
         snprintf(info->note, sizeof info->note, "auto: fused, because naive would not fit (%.100s)",
                  clattn_last_error_detail());
@@ -82,7 +94,7 @@ static int choose_path(clattn_ctx *ctx, const struct attention_call *c, clattn_r
         snprintf(info->note, sizeof info->note, "auto: fused (fewer bytes than naive)");
     clattn_clear_error();
     if ((rc = path_extra(ctx, c, CLATTN_PATH_FUSED, &extra)) < 0 ||
-        (rc = plan_memory(ctx, s, CLATTN_PATH_FUSED, extra, &plan)) < 0)
+        (rc = plan_memory(ctx, c, CLATTN_PATH_FUSED, extra, &plan)) < 0)
         return rc;
     info->predicted_peak_bytes = plan.peak_bytes;
     return CLATTN_OK;

@@ -7,7 +7,7 @@
 static int fill(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, uint32_t seed)
 {
     CLATTN_CHECK_ARG(buf);
-    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16);
+    CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16 || dtype == CLATTN_BF16);
     size_t bytes = 0;
     if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
         n > bytes / clattn_dtype_size(dtype))
@@ -15,7 +15,8 @@ static int fill(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype, uint3
     if (n == 0)
         return CLATTN_OK;
     cl_kernel kern;
-    int rc = kernel_get(ctx, "api/fill.cl", dtype == CLATTN_F16 ? "-DDTYPE_F16" : "",
+    int rc = kernel_get(ctx, "api/fill.cl",
+                        dtype == CLATTN_F16 ? "-DDTYPE_F16" : dtype == CLATTN_BF16 ? "-DDTYPE_BF16" : "",
                                "fill_random", &kern);
     if (rc < 0)
         return rc;

@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include "clattn/model.h"
+#include "core/abi.h"
 #include "core/error.h"
+#include "model/memory.h"
 
 /* ------------------------------------------------------ checked arithmetic */
 
@@ -36,14 +38,16 @@ static uint64_t add(uint64_t a, uint64_t b, int *ovf)
 
 /* ------------------------------------------------------------------ shapes */
 
-/* The shape as 64-bit counts, with the element size. */
+/* The shape as 64-bit counts, with the element size and V's head
+ * dimension (d_v: d unless a variant says). */
 struct dims {
-    uint64_t b, h, hkv, nq, nk, d, e;
+    uint64_t b, h, hkv, nq, nk, d, e, dv;
 };
 
-/* Per-tensor bytes for all heads: Q (= O), K (= V), S (= P). */
+/* Per-tensor bytes for all heads: Q, K, S (= P), and V and O of d_v
+ * columns (= K and Q where d_v = d). */
 struct tensors {
-    uint64_t q, kv, s;
+    uint64_t q, kv, s, v, o;
 };
 
 static int dims_from_shape(const clattn_shape *s, struct dims *x)
@@ -68,6 +72,7 @@ static int dims_from_shape(const clattn_shape *s, struct dims *x)
     x->nq = s->q_len;
     x->nk = s->kv_len;
     x->d = s->head_dim;
+    x->dv = s->head_dim;
     return CLATTN_OK;
 }
 
@@ -80,6 +85,8 @@ static int tensor_bytes(const struct dims *x, struct tensors *t)
     t->q = mul(mul(mul(bh, x->nq, &ovf), x->d, &ovf), x->e, &ovf);
     t->kv = mul(mul(mul(mul(x->b, x->hkv, &ovf), x->nk, &ovf), x->d, &ovf), x->e, &ovf);
     t->s = mul(mul(mul(bh, x->nq, &ovf), x->nk, &ovf), x->e, &ovf);
+    t->o = mul(mul(mul(bh, x->nq, &ovf), x->dv, &ovf), x->e, &ovf);
+    t->v = mul(mul(mul(mul(x->b, x->hkv, &ovf), x->nk, &ovf), x->dv, &ovf), x->e, &ovf);
     return ovf;
 }
 
@@ -105,19 +112,20 @@ static int load_shape(const clattn_shape *s, struct dims *x, struct tensors *t)
 
 /* -------------------------------------------------------------- Q1 traffic */
 
-/* Per head the query head works alone: its Q and O, its group's K and V. */
+/* Per head the query head works alone: its Q and O, its group's K and V
+ * (Q and K of d columns, V and O of d_v). */
 static int head_traffic(const struct dims *x, clattn_traffic *out)
 {
     int ovf = 0;
-    uint64_t lens = add(mul(2, x->nq, &ovf), mul(2, x->nk, &ovf), &ovf);
+    uint64_t lens = add(x->nq, x->nk, &ovf), cols = add(x->d, x->dv, &ovf);
     out->head_score_bytes = mul(mul(x->nq, x->nk, &ovf), x->e, &ovf);
-    out->head_endpoint_bytes = mul(mul(lens, x->d, &ovf), x->e, &ovf);
+    out->head_endpoint_bytes = mul(mul(lens, cols, &ovf), x->e, &ovf);
     out->head_naive_bytes =
         add(out->head_endpoint_bytes, mul(4, out->head_score_bytes, &ovf), &ovf);
     out->head_fused_bytes = out->head_endpoint_bytes;
     out->head_ratio = (double)out->head_naive_bytes / (double)out->head_fused_bytes;
-    out->closed_form = 1.0 + 2.0 * (double)x->nq * (double)x->nk /
-                                 (((double)x->nq + (double)x->nk) * (double)x->d);
+    out->closed_form = 1.0 + 4.0 * (double)x->nq * (double)x->nk /
+                                 (((double)x->nq + (double)x->nk) * (double)(x->d + x->dv));
     return ovf;
 }
 
@@ -126,7 +134,7 @@ static int all_heads_traffic(const struct tensors *t, clattn_traffic *out)
 {
     int ovf = 0;
     out->score_bytes = t->s;
-    out->endpoint_bytes = add(mul(2, t->q, &ovf), mul(2, t->kv, &ovf), &ovf);
+    out->endpoint_bytes = add(add(t->q, t->o, &ovf), add(t->kv, t->v, &ovf), &ovf);
     out->naive_bytes = add(out->endpoint_bytes, mul(4, t->s, &ovf), &ovf);
     out->fused_bytes = out->endpoint_bytes;
     out->ratio = (double)out->naive_bytes / (double)out->fused_bytes;
@@ -174,8 +182,8 @@ static int plan_path(const struct tensors *t, clattn_path path, uint64_t extra,
     *plan = (clattn_memory_plan){ 0 };
     plan_hold(plan, "Q", t->q, &ovf);
     plan_hold(plan, "K", t->kv, &ovf);
-    plan_hold(plan, "V", t->kv, &ovf);
-    plan_hold(plan, "O", t->q, &ovf);
+    plan_hold(plan, "V", t->v, &ovf);
+    plan_hold(plan, "O", t->o, &ovf);
     if (path == CLATTN_PATH_NAIVE) {
         /* The seed's naive path: softmax writes P while S is still live. */
         plan_hold(plan, "S", t->s, &ovf);
@@ -189,21 +197,34 @@ static int plan_path(const struct tensors *t, clattn_path path, uint64_t extra,
     return ovf;
 }
 
-int clattn_model_memory(const clattn_shape *shape, clattn_path path,
-                        uint64_t extra_workspace_bytes, clattn_memory_plan *out)
+int model_memory_variant(const clattn_shape *shape, size_t head_dim_v, uint64_t mask_bytes,
+                         clattn_path path, uint64_t extra_workspace_bytes,
+                         clattn_memory_plan *out)
 {
-    clattn_clear_error();
     struct dims x;
     struct tensors t;
     CLATTN_CHECK_ARG(out);
     CLATTN_CHECK_ARG(path == CLATTN_PATH_NAIVE || path == CLATTN_PATH_FUSED);
-    int rc = load_shape(shape, &x, &t);
+    int rc = dims_from_shape(shape, &x);
     if (rc < 0)
         return rc;
-    if (plan_path(&t, path, extra_workspace_bytes, out))
+    if (head_dim_v)
+        x.dv = head_dim_v;
+    int ovf = 0;
+    if (tensor_bytes(&x, &t) || x.nq > LEN_MAX || x.nk > LEN_MAX)
+        return overflow_detail(&x);
+    if (plan_path(&t, path, extra_workspace_bytes, out) ||
+        (mask_bytes && (plan_hold(out, "mask", mask_bytes, &ovf), ovf)))
         return clattn_fail(CLATTN_EOVERFLOW, "model: %s path's memory overflows 64 bits",
                            path == CLATTN_PATH_NAIVE ? "naive" : "fused");
     return CLATTN_OK;
+}
+
+int clattn_model_memory(const clattn_shape *shape, clattn_path path,
+                        uint64_t extra_workspace_bytes, clattn_memory_plan *out)
+{
+    clattn_clear_error();
+    return model_memory_variant(shape, 0, 0, path, extra_workspace_bytes, out);
 }
 
 const char *clattn_fit_name(clattn_fit fit)
@@ -371,11 +392,15 @@ int clattn_model_max_len(const clattn_shape *shape, clattn_len_limit limit,
 
 /* ------------------------------------------------ Q4 causal block counts */
 
-/* The tiles and the mask's diagonal offset. */
+/* The tiles and the keys each query sees: key j is visible to query i iff
+ * i + begin_off <= j <= i + end_off, each bound only where has_* says (a
+ * causal mask and a window's right side bound the end, a window's left
+ * side the beginning). */
 struct tiling {
     uint64_t nq, nk, bm, bn;
+    int has_end, has_begin, windowed;
     clattn_causal causal;
-    int64_t off; /* key j is visible to query i iff j <= i + off */
+    int64_t end_off, begin_off;
 };
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -388,91 +413,200 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* Key rows covered by the key blocks that query block i visits. The kernel
- * bounds its key loop by the block's last possible row, q0 + BM (even when
- * the block is cut short by Nq), and loads whole key blocks up to Nk. */
-static uint64_t visited_key_rows(const struct tiling *g, uint64_t i)
-{
-    if (g->causal == CLATTN_CAUSAL_NONE)
-        return g->nk;
-    int64_t end = (int64_t)((i + 1) * g->bm) + g->off;
-    if (end <= 0)
-        return 0;
-    uint64_t limit = min_u64((uint64_t)end, g->nk);
-    return min_u64(ceil_div(limit, g->bn) * g->bn, g->nk);
-}
+typedef unsigned __int128 u128;
+typedef __int128 s128;
 
-/* Query rows that see no key at all: i + off < 0 (bottom-right, Nq > Nk). */
-static uint64_t rows_seeing_nothing(const struct tiling *g)
+/* sum over i in [0, n) of floor((a i + b) / m), a, b >= 0, m >= 1 (the
+ * classic reduction by Euclid's algorithm: logarithmic in a and m). */
+static u128 floor_sum(u128 n, u128 m, u128 a, u128 b, int *ovf)
 {
-    if (g->causal == CLATTN_CAUSAL_NONE || g->off >= 0)
-        return 0;
-    return min_u64((uint64_t)-g->off, g->nq);
-}
-
-/* Sum over queries of visible keys, min(max(i + off + 1, 0), Nk): zero rows,
- * a ramp of consecutive counts, then rows that see every key. */
-static uint64_t visible_pairs(const struct tiling *g, int *ovf)
-{
-    if (g->causal == CLATTN_CAUSAL_NONE)
-        return mul(g->nq, g->nk, ovf);
-    int64_t first = g->off + 1, last = g->off + (int64_t)g->nq; /* counts before clamping */
-    int64_t lo = first > 1 ? first : 1;
-    int64_t hi = last < (int64_t)g->nk ? last : (int64_t)g->nk;
-    uint64_t sum = 0;
-    if (hi >= lo) {
-        uint64_t count = (uint64_t)(hi - lo + 1), ends = (uint64_t)(lo + hi);
-        /* Of count and lo + hi one is even, so the halving is exact. */
-        sum = count % 2 ? mul(count, ends / 2, ovf) : mul(count / 2, ends, ovf);
+    u128 sum = 0, t;
+    while (n) {
+        if (a >= m) {
+            *ovf |= __builtin_mul_overflow(n * (n - 1) / 2, a / m, &t) ||
+                    __builtin_add_overflow(sum, t, &sum);
+            a %= m;
+        }
+        if (b >= m) {
+            *ovf |= __builtin_mul_overflow(n, b / m, &t) || __builtin_add_overflow(sum, t, &sum);
+            b %= m;
+        }
+        const u128 y = a * n + b; /* a < m and n, b below 2^63: no overflow */
+        if (y < m)
+            break;
+        n = y / m;
+        b = y % m;
+        t = m;
+        m = a;
+        a = t;
     }
-    int64_t full_from = first > (int64_t)g->nk + 1 ? first : (int64_t)g->nk + 1;
-    if (last >= full_from)
-        sum = add(sum, mul((uint64_t)(last - full_from + 1), g->nk, ovf), ovf);
     return sum;
 }
 
-/* The first query block in [lo, hi) that visits at least `rows` key rows
- * (hi if none), by bisection: visited rows only grow with the block index. */
-static uint64_t first_block_visiting(const struct tiling *g, uint64_t lo, uint64_t hi,
-                                     uint64_t rows)
+/* The smallest i >= 0 with a i + b >= target (a >= 1), as a signed count. */
+static s128 first_reaching(s128 a, s128 b, s128 target)
 {
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (visited_key_rows(g, mid) >= rows)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+    const s128 need = target - b;
+    if (need <= 0)
+        return 0;
+    return (need + a - 1) / a;
 }
 
-/* Blocks that see nothing form a prefix and blocks that see every key a
- * suffix; only the blocks between (at most Nk / BM + 1) are walked. */
+/* A key-block index per query block, clamp(floor((a i + b) / bn), 0, k)
+ * for i in [0, n): its sum, and the first blocks at which it reaches 1
+ * and k (n if never). */
+struct block_index {
+    u128 sum;
+    uint64_t first_one, first_top;
+};
+
+static void clamped_floor_sum(uint64_t n, uint64_t a, s128 b, uint64_t bn, uint64_t k,
+                              struct block_index *out, int *ovf)
+{
+    s128 zero = first_reaching(a, b, 0), one = first_reaching(a, b, bn),
+         top = first_reaching(a, b, (s128)k * bn);
+    if (zero > (s128)n)
+        zero = n;
+    if (one > (s128)n)
+        one = n;
+    if (top > (s128)n)
+        top = n;
+    out->first_one = (uint64_t)one;
+    out->first_top = (uint64_t)top;
+    out->sum = 0;
+    if (top > zero) /* the blocks between: a i + b >= 0 there */
+        out->sum = floor_sum((u128)(top - zero), bn, a, (u128)(b + (s128)a * zero), ovf);
+    u128 rest;
+    *ovf |= __builtin_mul_overflow((u128)(n - (uint64_t)top), (u128)k, &rest) ||
+            __builtin_add_overflow(out->sum, rest, &out->sum);
+}
+
+/* Query block i visits the key blocks [lo_block(i), hi_block(i)): from the
+ * block holding its first row's first visible key to the one past its
+ * last possible row's last (the kernels bound the walk by the tile's
+ * rows, q0 .. q0 + BM - 1 even where Nq cuts the block short, and walk
+ * whole key blocks, the last one cut at Nk). */
+static int64_t hi_block_b(const struct tiling *g)
+{
+    return g->end_off + (int64_t)g->bm + (int64_t)g->bn - 1; /* a = BM, of ceil((i+1)BM + end + 1 - 1) */
+}
+
+static uint64_t block_keys(const struct tiling *g, uint64_t lo_block, uint64_t hi_block)
+{
+    return min_u64(hi_block * g->bn, g->nk) - min_u64(lo_block * g->bn, g->nk);
+}
+
+static uint64_t hi_block_at(const struct tiling *g, uint64_t i, uint64_t k_blocks)
+{
+    if (!g->has_end)
+        return k_blocks;
+    s128 x = (s128)g->bm * (s128)i + hi_block_b(g);
+    if (x < (s128)g->bn)
+        return 0;
+    s128 q = x / (s128)g->bn;
+    return q > (s128)k_blocks ? k_blocks : (uint64_t)q;
+}
+
+static uint64_t lo_block_at(const struct tiling *g, uint64_t i, uint64_t k_blocks)
+{
+    if (!g->has_begin)
+        return 0;
+    s128 x = (s128)g->bm * (s128)i + g->begin_off;
+    if (x < (s128)g->bn)
+        return 0;
+    s128 q = x / (s128)g->bn;
+    return q > (s128)k_blocks ? k_blocks : (uint64_t)q;
+}
+
+/* Sum over queries of the keys [i + begin, i + end] within [0, Nk): the
+ * difference of two clamped ramps, each a run of zeros, consecutive counts,
+ * then Nk. */
+static u128 ramp_sum(const struct tiling *g, int64_t off)
+{
+    /* sum over i < Nq of clamp(i + off + 1, 0, Nk) */
+    const s128 nq = g->nq, nk = g->nk;
+    s128 lo = -(s128)off - 1; /* i > lo: positive */
+    s128 first = lo + 1 < 0 ? 0 : lo + 1;
+    s128 full = nk - off - 1; /* i >= full: Nk */
+    if (full < first)
+        full = first;
+    if (first > nq)
+        first = nq;
+    if (full > nq)
+        full = nq;
+    u128 sum = 0;
+    if (full > first) { /* values first + off + 1 .. full + off */
+        const s128 v0 = first + off + 1, v1 = full + off;
+        sum = (u128)((v0 + v1) * (full - first) / 2);
+    }
+    return sum + (u128)(nq - full) * (u128)nk;
+}
+
+static uint64_t visible_pairs(const struct tiling *g, int *ovf)
+{
+    u128 end = g->has_end ? ramp_sum(g, g->end_off) : (u128)g->nq * g->nk;
+    u128 begin = g->has_begin ? ramp_sum(g, g->begin_off - 1) : 0;
+    u128 v = end - begin;
+    *ovf |= v > UINT64_MAX;
+    return (uint64_t)v;
+}
+
+/* Query rows that see no key at all: i + end < 0 (bottom-right with
+ * Nq > Nk), or i + begin >= Nk (a window that passes the last key). */
+static uint64_t rows_seeing_nothing(const struct tiling *g)
+{
+    uint64_t n = 0;
+    if (g->has_end && g->end_off < 0)
+        n += min_u64((uint64_t)-g->end_off, g->nq);
+    if (g->has_begin && (s128)g->begin_off + (s128)g->nq > (s128)g->nk) {
+        s128 first = (s128)g->nk - g->begin_off; /* the first such row */
+        n += first <= 0 ? g->nq : g->nq - (uint64_t)first;
+    }
+    return min_u64(n, g->nq);
+}
+
+/* Blocks, pairs and key rows of every query block, summed in closed form
+ * (floor sums: a sliding window over a long sequence visits a different
+ * span of key blocks at each query block). */
 static void count_blocks(const struct tiling *g, clattn_causal_blocks *out, int *ovf)
 {
-    uint64_t q_blocks = out->q_blocks;
-    uint64_t first_seeing = first_block_visiting(g, 0, q_blocks, 1);
-    uint64_t first_full = first_block_visiting(g, first_seeing, q_blocks, g->nk);
-    out->empty_q_blocks = first_seeing;
-    for (uint64_t i = first_seeing; i < first_full; i++) {
-        uint64_t keys = visited_key_rows(g, i);
-        uint64_t rows = min_u64(g->bm, g->nq - i * g->bm);
-        out->visited_blocks = add(out->visited_blocks, ceil_div(keys, g->bn), ovf);
-        out->computed_pairs = add(out->computed_pairs, mul(rows, keys, ovf), ovf);
-        out->kv_rows_streamed = add(out->kv_rows_streamed, keys, ovf);
-    }
-    uint64_t full = q_blocks - first_full;
-    uint64_t full_rows = full ? g->nq - first_full * g->bm : 0;
-    out->visited_blocks = add(out->visited_blocks, mul(full, out->k_blocks, ovf), ovf);
-    out->computed_pairs = add(out->computed_pairs, mul(full_rows, g->nk, ovf), ovf);
-    out->kv_rows_streamed = add(out->kv_rows_streamed, mul(full, g->nk, ovf), ovf);
-    /* The last block visits the most (it is never empty: its bound is at
-     * least Nq + off >= 1). */
-    out->kv_rows_read = visited_key_rows(g, q_blocks - 1);
+    const uint64_t qb = out->q_blocks, kb = out->k_blocks;
+    struct block_index hi = { (u128)qb * kb, 0, 0 }, lo = { 0, qb, qb };
+    if (g->has_end)
+        clamped_floor_sum(qb, g->bm, hi_block_b(g), g->bn, kb, &hi, ovf);
+    if (g->has_begin)
+        clamped_floor_sum(qb, g->bm, g->begin_off, g->bn, kb, &lo, ovf);
+    /* Key rows: a block index times BN, less what the last block's cut at
+     * Nk leaves out for the blocks that reach it. */
+    const uint64_t cut = kb * g->bn - g->nk;
+    const u128 hi_rows = hi.sum * g->bn - (u128)(qb - hi.first_top) * cut;
+    const u128 lo_rows = lo.sum * g->bn - (u128)(qb - lo.first_top) * cut;
+    const u128 keys = hi_rows - lo_rows, blocks = hi.sum - lo.sum;
+    const uint64_t last = qb - 1, last_rows = g->nq - last * g->bm;
+    const uint64_t last_keys = block_keys(g, lo_block_at(g, last, kb), hi_block_at(g, last, kb));
+    u128 pairs;
+    *ovf |= __builtin_mul_overflow(keys, (u128)g->bm, &pairs);
+    pairs -= (u128)(g->bm - last_rows) * last_keys;
+    *ovf |= keys > UINT64_MAX || blocks > UINT64_MAX || pairs > UINT64_MAX;
+    out->visited_blocks = (uint64_t)blocks;
+    out->computed_pairs = (uint64_t)pairs;
+    out->kv_rows_streamed = (uint64_t)keys;
+    /* The blocks that visit nothing: those before the first that reaches a
+     * key, and those whose window starts past Nk. The others' key spans
+     * overlap or touch (each starts at or before the previous one ends),
+     * so the rows read are one span. */
+    const uint64_t first = g->has_end ? hi.first_one : 0;
+    const uint64_t end = g->has_begin ? lo.first_top : qb;
+    out->empty_q_blocks = first + (qb - (end > first ? end : first));
+    out->kv_rows_read = end > first ? block_keys(g, lo_block_at(g, first, kb),
+                                                 hi_block_at(g, end - 1, kb))
+                                    : 0;
 }
 
 static double block_closed_form(const struct tiling *g, uint64_t t)
 {
+    if (g->windowed)
+        return 0.0;
     if (g->causal == CLATTN_CAUSAL_NONE)
         return 1.0;
     if (g->nq != g->nk || g->bm != g->bn)
@@ -480,8 +614,18 @@ static double block_closed_form(const struct tiling *g, uint64_t t)
     return ((double)t + 1.0) / (2.0 * (double)t);
 }
 
-static int tiling_from(const struct dims *x, clattn_causal causal, size_t bm, size_t bn,
-                       struct tiling *g)
+/* What a problem's variant changes in the model (clattn_model_variant,
+ * checked). */
+struct variant_in {
+    int32_t wl, wr;            /* the window's sides; -1: unbounded */
+    uint64_t mask_e;           /* bytes of one mask element; 0: no mask */
+    uint64_t mask_b, mask_h;   /* its broadcast dims */
+};
+
+static const struct variant_in no_variant = { -1, -1, 0, 1, 1 };
+
+static int tiling_from(const struct dims *x, clattn_causal causal, const struct variant_in *w,
+                       size_t bm, size_t bn, struct tiling *g)
 {
     *g = (struct tiling){ 0 };
     if (causal != CLATTN_CAUSAL_NONE && causal != CLATTN_CAUSAL_TOP_LEFT &&
@@ -497,16 +641,25 @@ static int tiling_from(const struct dims *x, clattn_causal causal, size_t bm, si
     g->bm = bm;
     g->bn = bn;
     g->causal = causal;
-    g->off = causal == CLATTN_CAUSAL_BOTTOM_RIGHT ? (int64_t)x->nk - (int64_t)x->nq : 0;
+    /* Windows and ALiBi align as the causal mask does, bottom-right without
+     * one (FlashAttention's alignment). */
+    const int64_t align = causal == CLATTN_CAUSAL_TOP_LEFT ? 0 : (int64_t)x->nk - (int64_t)x->nq;
+    g->has_end = causal != CLATTN_CAUSAL_NONE || w->wr >= 0;
+    g->end_off = causal != CLATTN_CAUSAL_NONE ? align : INT64_MAX;
+    if (w->wr >= 0 && align + w->wr < g->end_off)
+        g->end_off = align + w->wr;
+    g->has_begin = w->wl >= 0;
+    g->begin_off = align - (w->wl >= 0 ? w->wl : 0);
+    g->windowed = w->wl >= 0 || w->wr >= 0;
     return CLATTN_OK;
 }
 
-static int blocks_of(const struct dims *x, clattn_causal causal, size_t bm, size_t bn,
-                     clattn_causal_blocks *out)
+static int blocks_of(const struct dims *x, clattn_causal causal, const struct variant_in *w,
+                     size_t bm, size_t bn, clattn_causal_blocks *out)
 {
     struct tiling g;
     int ovf = 0;
-    int rc = tiling_from(x, causal, bm, bn, &g);
+    int rc = tiling_from(x, causal, w, bm, bn, &g);
     if (rc < 0)
         return rc;
     *out = (clattn_causal_blocks){ 0 };
@@ -521,7 +674,8 @@ static int blocks_of(const struct dims *x, clattn_causal causal, size_t bm, size
         return overflow_detail(x);
     out->visited_fraction = (double)out->visited_blocks / (double)out->total_blocks;
     out->closed_form = block_closed_form(&g, out->q_blocks);
-    out->speedup = (double)out->total_pairs / (double)out->computed_pairs;
+    out->speedup = out->computed_pairs ? (double)out->total_pairs / (double)out->computed_pairs
+                                       : 0.0;
     return CLATTN_OK;
 }
 
@@ -535,7 +689,7 @@ int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
     int rc = load_shape(shape, &x, &t);
     if (rc < 0)
         return rc;
-    return blocks_of(&x, causal, block_m, block_n, out);
+    return blocks_of(&x, causal, &no_variant, block_m, block_n, out);
 }
 
 /* ------------------------------------------------- the batch, decoding */
@@ -563,7 +717,7 @@ static uint64_t split_workspace(const struct dims *x, uint32_t splits, int *ovf)
     if (splits <= 1)
         return 0;
     uint64_t rows = mul(mul(mul(x->b, x->h, ovf), x->nq, ovf), splits, ovf);
-    return mul(mul(rows, add(x->d, 2, ovf), ovf), 4, ovf);
+    return mul(mul(rows, add(x->dv, 2, ovf), ovf), 4, ovf);
 }
 
 /* Adds one sequence's per-head block counts to the batch's sums. */
@@ -583,8 +737,9 @@ static void batch_add(clattn_batch_blocks *sum, const clattn_causal_blocks *cb, 
  * a bottom-right mask, its own diagonal); without kv_lens all B are the
  * full-length grid already counted in `full`. Runs of equal lengths are
  * counted once. */
-static int batch_blocks_of(const clattn_model_problem *p, const struct dims *x,
-                           const clattn_causal_blocks *full, clattn_batch_blocks *out)
+static int batch_blocks_of(const clattn_model_problem *p, const struct variant_in *w,
+                           const struct dims *x, const clattn_causal_blocks *full,
+                           clattn_batch_blocks *out)
 {
     int ovf = 0;
     *out = (clattn_batch_blocks){ 0 };
@@ -602,7 +757,7 @@ static int batch_blocks_of(const clattn_model_problem *p, const struct dims *x,
             if (len != counted) {
                 struct dims seq = *x;
                 seq.nk = len;
-                int rc = blocks_of(&seq, p->causal, p->block_m, p->block_n, &cb);
+                int rc = blocks_of(&seq, p->causal, w, p->block_m, p->block_n, &cb);
                 if (rc < 0)
                     return rc;
                 counted = len;
@@ -638,10 +793,11 @@ const char *clattn_bound_name(clattn_bound bound)
     return "unknown";
 }
 
-/* Two matmuls of 2*d FLOPs per (query, key) pair: Q K^T and P V. */
+/* Two matmuls per (query, key) pair: Q K^T of 2 d FLOPs and P V of 2 d_v. */
 static double pair_flops(const struct dims *x, uint64_t pairs_per_head)
 {
-    return 4.0 * (double)x->d * (double)x->b * (double)x->h * (double)pairs_per_head;
+    return 2.0 * (double)(x->d + x->dv) * (double)x->b * (double)x->h *
+           (double)pairs_per_head;
 }
 
 /* time = max(bytes / bandwidth, flops / peak) + launches * latency. */
@@ -660,10 +816,12 @@ static void roofline(clattn_path_estimate *p, const clattn_model_device *dev)
                 p->launches * fmax(dev->launch_latency_s, 0);
 }
 
-/* Mask-free intensities at N = Nq = Nk; the batch cancels. */
+/* Mask-free intensities at N = Nq = Nk; the batch cancels, and so does d
+ * + d_v on the fused path. */
 static double naive_intensity_at(const struct dims *x, double n)
 {
-    double h = (double)x->h, hkv = (double)x->hkv, d = (double)x->d, e = (double)x->e;
+    double h = (double)x->h, hkv = (double)x->hkv, e = (double)x->e;
+    double d = (double)(x->d + x->dv) / 2; /* the mean of d and d_v */
     return 4 * h * n * d / (e * (2 * (h + hkv) * d + 4 * h * n));
 }
 
@@ -692,7 +850,8 @@ static uint64_t first_len_reaching(double (*intensity)(const struct dims *, doub
 
 static void compute_bound_lengths(const struct dims *x, clattn_prediction *out)
 {
-    double h = (double)x->h, hkv = (double)x->hkv, d = (double)x->d, e = (double)x->e;
+    double h = (double)x->h, hkv = (double)x->hkv, e = (double)x->e;
+    double d = (double)(x->d + x->dv) / 2; /* the mean of d and d_v */
     double r = out->ridge;
     out->naive_intensity_limit = d / e;
     if (r <= 0)
@@ -728,7 +887,18 @@ static double batch_flops(const clattn_model_problem *p, const struct dims *x,
 {
     if (!p->kv_lens)
         return pair_flops(x, sequence_pairs);
-    return 4.0 * (double)x->d * (double)x->h * (double)batch_pairs;
+    return 2.0 * (double)(x->d + x->dv) * (double)x->h * (double)batch_pairs;
+}
+
+/* The mask's traffic: each query head's tiles read the mask's elements of
+ * the pairs they compute, `pairs` per query head summed over the batch. A
+ * mask broadcast over heads or sequences is read again by each head and
+ * sequence it serves (what a cache would spare of those re-reads is not
+ * counted: an upper bound); the elements of skipped tiles are never read. */
+static uint64_t mask_bytes(const struct dims *x, const struct variant_in *w, uint64_t pairs,
+                           int *ovf)
+{
+    return mul(mul(w->mask_e, x->h, ovf), pairs, ovf);
 }
 
 /* The fused path's bytes when each sequence reads `kv_rows` key rows per KV
@@ -738,28 +908,42 @@ static double batch_flops(const clattn_model_problem *p, const struct dims *x,
 static uint64_t fused_bytes(const struct dims *x, const struct tensors *t,
                             const clattn_batch_blocks *bb, uint64_t kv_rows, int *ovf)
 {
-    uint64_t kv_row = mul(mul(x->hkv, x->d, ovf), x->e, ovf);
+    uint64_t kv_row = mul(mul(x->hkv, add(x->d, x->dv, ovf), ovf), x->e, ovf); /* K and V */
     uint64_t q_seq = mul(mul(mul(x->h, x->nq, ovf), x->d, ovf), x->e, ovf);
     uint64_t q_read = mul(q_seq, x->b - bb->empty_sequences, ovf);
     uint64_t kv = mul(kv_row, kv_rows, ovf);
-    uint64_t bytes = add(add(q_read, t->q, ovf), mul(2, kv, ovf), ovf);
+    uint64_t bytes = add(add(q_read, t->o, ovf), kv, ovf);
     return add(bytes, mul(2, bb->split_workspace_bytes, ovf), ovf);
+}
+
+/* The mask's buffer, held by the caller beside Q, K, V and O. */
+static uint64_t mask_size(const struct dims *x, const struct variant_in *w, int *ovf)
+{
+    return mul(mul(mul(mul(w->mask_b, w->mask_h, ovf), x->nq, ovf), x->nk, ovf), w->mask_e,
+               ovf);
 }
 
 /* The fused path reads Q and writes O in full, reads only the K/V rows some
  * query block visits, and computes every pair of the tiles it visits; a
  * split adds its workspace's traffic and the combine's launch. */
-static int estimate_fused(const clattn_model_problem *p, const struct dims *x,
-                          const struct tensors *t, const clattn_prediction *pred,
-                          const clattn_model_device *dev, clattn_path_estimate *out)
+static int estimate_fused(const clattn_model_problem *p, const struct variant_in *w,
+                          const struct dims *x, const struct tensors *t,
+                          const clattn_prediction *pred, const clattn_model_device *dev,
+                          clattn_path_estimate *out)
 {
     int ovf = 0;
     const clattn_batch_blocks *bb = &pred->batch;
-    out->bytes = fused_bytes(x, t, bb, bb->kv_rows_read, &ovf);
+    out->bytes = add(fused_bytes(x, t, bb, bb->kv_rows_read, &ovf),
+                     mask_bytes(x, w, bb->computed_pairs, &ovf), &ovf);
     out->flops = batch_flops(p, x, bb->computed_pairs, pred->blocks.computed_pairs);
     out->launches = p->splits > 1 ? 2 : 1;
     uint64_t workspace = add(p->fused_workspace_bytes, bb->split_workspace_bytes, &ovf);
+    const uint64_t mask = mask_size(x, w, &ovf);
     if (ovf || plan_path(t, CLATTN_PATH_FUSED, workspace, &out->memory))
+        return overflow_detail(x);
+    if (mask)
+        plan_hold(&out->memory, "mask", mask, &ovf);
+    if (ovf)
         return overflow_detail(x);
     out->fit = fit_verdict(&out->memory, dev);
     roofline(out, dev);
@@ -767,14 +951,16 @@ static int estimate_fused(const clattn_model_problem *p, const struct dims *x,
 }
 
 /* Fused time without the mask over fused time with it (1 with no mask):
- * the same sequences and split, every key row read, every pair computed. */
-static double causal_speedup(const clattn_model_problem *p, const struct dims *x,
-                             const struct tensors *t, const clattn_prediction *pred,
-                             const clattn_model_device *dev)
+ * the same sequences and split, every key row read, every pair computed
+ * (and every mask element read); a window's keys count as the mask's. */
+static double causal_speedup(const clattn_model_problem *p, const struct variant_in *w,
+                             const struct dims *x, const struct tensors *t,
+                             const clattn_prediction *pred, const clattn_model_device *dev)
 {
     int ovf = 0;
     clattn_path_estimate full = pred->fused;
-    full.bytes = fused_bytes(x, t, &pred->batch, pred->batch.kv_rows_total, &ovf);
+    full.bytes = add(fused_bytes(x, t, &pred->batch, pred->batch.kv_rows_total, &ovf),
+                     mask_bytes(x, w, pred->batch.total_pairs, &ovf), &ovf);
     full.flops = batch_flops(p, x, pred->batch.total_pairs, pred->blocks.total_pairs);
     if (ovf) /* the unmasked bytes do not fit 64 bits: unknown */
         return 0.0;
@@ -782,31 +968,107 @@ static double causal_speedup(const clattn_model_problem *p, const struct dims *x
     return pred->fused.time_s > 0 ? full.time_s / pred->fused.time_s : 0.0;
 }
 
+/* clattn_model_predict for a problem with a variant, d_v in x. */
+static int predict(const clattn_model_problem *problem, const struct variant_in *w,
+                   struct dims *x, const clattn_model_device *dev, clattn_prediction *out)
+{
+    struct tensors t;
+    if (tensor_bytes(x, &t) || x->nq > LEN_MAX || x->nk > LEN_MAX)
+        return overflow_detail(x);
+    if (head_traffic(x, &out->traffic) || all_heads_traffic(&t, &out->traffic))
+        return overflow_detail(x);
+    int rc = check_decode(problem, x);
+    if (rc < 0)
+        return rc;
+    rc = blocks_of(x, problem->causal, w, problem->block_m, problem->block_n, &out->blocks);
+    if (rc < 0 || (rc = batch_blocks_of(problem, w, x, &out->blocks, &out->batch)) < 0)
+        return rc;
+    if ((rc = estimate_naive(problem, x, &t, out, dev, &out->naive)) < 0 ||
+        (rc = estimate_fused(problem, w, x, &t, out, dev, &out->fused)) < 0)
+        return rc;
+    out->ridge = dev->bandwidth > 0 && dev->peak_flops > 0 ? dev->peak_flops / dev->bandwidth : 0;
+    compute_bound_lengths(x, out);
+    out->causal_speedup = causal_speedup(problem, w, x, &t, out, dev);
+    return CLATTN_OK;
+}
+
 int clattn_model_predict(const clattn_model_problem *problem, const clattn_model_device *dev,
                          clattn_prediction *out)
 {
     clattn_clear_error();
     struct dims x;
-    struct tensors t;
     CLATTN_CHECK_ARG(problem);
     CLATTN_CHECK_ARG(dev);
     CLATTN_CHECK_ARG(out);
     *out = (clattn_prediction){ 0 };
-    int rc = load_shape(&problem->shape, &x, &t);
+    int rc = dims_from_shape(&problem->shape, &x);
     if (rc < 0)
         return rc;
-    if (head_traffic(&x, &out->traffic) || all_heads_traffic(&t, &out->traffic))
-        return overflow_detail(&x);
-    if ((rc = check_decode(problem, &x)) < 0)
-        return rc;
-    rc = blocks_of(&x, problem->causal, problem->block_m, problem->block_n, &out->blocks);
-    if (rc < 0 || (rc = batch_blocks_of(problem, &x, &out->blocks, &out->batch)) < 0)
-        return rc;
-    if ((rc = estimate_naive(problem, &x, &t, out, dev, &out->naive)) < 0 ||
-        (rc = estimate_fused(problem, &x, &t, out, dev, &out->fused)) < 0)
-        return rc;
-    out->ridge = dev->bandwidth > 0 && dev->peak_flops > 0 ? dev->peak_flops / dev->bandwidth : 0;
-    compute_bound_lengths(&x, out);
-    out->causal_speedup = causal_speedup(problem, &x, &t, out, dev);
+    return predict(problem, &no_variant, &x, dev, out);
+}
+
+void clattn_model_default_variant(clattn_model_variant *variant)
+{
+    if (!variant)
+        return;
+    *variant = (clattn_model_variant){ 0 };
+    variant->struct_size = sizeof *variant;
+    variant->window_left = variant->window_right = -1;
+    variant->mask_kind = CLATTN_MASK_NONE;
+    variant->mask_dtype = CLATTN_F32;
+}
+
+/* The caller's variant checked against the shape, as variant_in. */
+static int variant_of(const clattn_model_variant *v, const struct dims *x, struct variant_in *w)
+{
+    *w = no_variant;
+    if (v->window_left < -1 || v->window_right < -1)
+        return clattn_fail(CLATTN_EINVAL, "model: window sides must be >= -1 (%d, %d)",
+                           (int)v->window_left, (int)v->window_right);
+    w->wl = v->window_left;
+    w->wr = v->window_right;
+    if (v->mask_kind == CLATTN_MASK_NONE)
+        return CLATTN_OK;
+    if (v->mask_kind != CLATTN_MASK_ADD && v->mask_kind != CLATTN_MASK_BOOL)
+        return clattn_fail(CLATTN_EINVAL, "model: unknown mask kind %d", (int)v->mask_kind);
+    w->mask_e = v->mask_kind == CLATTN_MASK_BOOL ? 1 : clattn_dtype_size(v->mask_dtype);
+    if (!w->mask_e)
+        return clattn_fail(CLATTN_EINVAL, "model: unknown mask dtype %d", (int)v->mask_dtype);
+    w->mask_b = v->mask_batch ? v->mask_batch : 1;
+    w->mask_h = v->mask_heads ? v->mask_heads : 1;
+    if ((w->mask_b != 1 && w->mask_b != x->b) || (w->mask_h != 1 && w->mask_h != x->h))
+        return clattn_fail(CLATTN_EINVAL, "model: a mask of [%llu, %llu] does not broadcast "
+                           "over B = %llu, H = %llu", (unsigned long long)w->mask_b,
+                           (unsigned long long)w->mask_h, (unsigned long long)x->b,
+                           (unsigned long long)x->h);
     return CLATTN_OK;
+}
+
+int clattn_model_predict_variant(const clattn_model_problem *problem,
+                                 const clattn_model_variant *variant,
+                                 const clattn_model_device *dev, clattn_prediction *out)
+{
+    clattn_clear_error();
+    struct dims x;
+    CLATTN_CHECK_ARG(problem);
+    CLATTN_CHECK_ARG(dev);
+    CLATTN_CHECK_ARG(out);
+    *out = (clattn_prediction){ 0 };
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    int rc = variant ? abi_read(variant, &v, sizeof v, ABI_SIZE_THROUGH(clattn_model_variant,
+                                                                        mask_heads),
+                                "model variant", "clattn_model_default_variant")
+                     : CLATTN_OK;
+    if (rc < 0 || (rc = dims_from_shape(&problem->shape, &x)) < 0)
+        return rc;
+    if (v.head_dim_v > CLATTN_HEAD_DIM_MAX)
+        return clattn_fail(CLATTN_EINVAL, "model: head_dim_v = %zu > %d", v.head_dim_v,
+                           CLATTN_HEAD_DIM_MAX);
+    if (v.head_dim_v)
+        x.dv = v.head_dim_v;
+    struct variant_in w;
+    if ((rc = variant_of(&v, &x, &w)) < 0)
+        return rc;
+    return predict(problem, &w, &x, dev, out);
 }

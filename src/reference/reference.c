@@ -144,16 +144,14 @@ static void window_of(const clattn_shape *s, const clattn_options *opts, size_t 
         q->first = at - opts->window_left;
 }
 
-int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const void *q,
-                        const void *k, const void *v, double *o, double *lse)
+/* The options resolved and checked for the reference of `s`. */
+static int reference_prepare(const clattn_shape *s, const clattn_options *opts,
+                             clattn_options *resolved)
 {
-    clattn_clear_error();
-    clattn_options resolved;
-    int rc = options_resolve(opts, &resolved);
+    int rc = options_resolve(opts, resolved);
     if (rc < 0 || (rc = clattn_shape_check(s)) < 0)
         return rc;
-    opts = &resolved;
-    CLATTN_CHECK_ARG(q && k && v && o);
+    opts = resolved;
     CLATTN_CHECK_ARG((unsigned)opts->causal <= CLATTN_CAUSAL_BOTTOM_RIGHT);
     CLATTN_CHECK_ARG(isfinite(opts->scale) && opts->scale >= 0);
     for (size_t b = 0; b < s->batch; b++) {
@@ -165,6 +163,15 @@ int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const
     if (opts->score_mod || opts->mask_mod)
         return clattn_fail(CLATTN_EUNSUPPORTED, "the CPU reference cannot run OpenCL C "
                            "score_mod / mask_mod snippets");
+    return CLATTN_OK;
+}
+
+/* Rows [i0, i0 + n) of query head h of sequence b into o (n x d_v, and
+ * lse[0..n) where non-NULL). */
+static int reference_rows(const clattn_shape *s, const clattn_options *opts, const void *q,
+                          const void *k, const void *v, size_t b, size_t h, size_t i0, size_t n,
+                          double *o, double *lse)
+{
     double *scores = malloc(s->kv_len * sizeof *scores);
     unsigned char *hidden = malloc(s->kv_len);
     if (!scores || !hidden) {
@@ -175,28 +182,58 @@ int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const
     const double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)s->head_dim);
     const size_t group = s->heads / s->kv_heads, d = s->head_dim;
     const size_t dv = variants_head_dim_v(s, opts);
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t h = 0; h < s->heads; h++) {
-            const size_t kv_head = b * s->kv_heads + h / group;
-            for (size_t i = 0; i < s->q_len; i++) {
-                const size_t row = (b * s->heads + h) * s->q_len + i;
-                struct query qr = { b, h, i, 0, 0, 0, 0.0, -INFINITY };
-                window_of(s, opts, b, i, &qr);
-                if (opts->alibi_slopes)
-                    qr.slope = opts->alibi_slopes[(opts->alibi_per_sequence ? b * s->heads : 0) + h];
-                if (opts->sinks)
-                    qr.sink = opts->sinks[h];
-                const double l = reference_row(s, opts, q, k, v, row * d, kv_head * s->kv_len * d,
-                                               kv_head * s->kv_len * dv, &qr, scale, scores,
-                                               hidden, o + row * dv);
-                if (lse)
-                    lse[row] = l;
-            }
-        }
+    const size_t kv_head = b * s->kv_heads + h / group;
+    for (size_t i = i0; i < i0 + n; i++) {
+        const size_t row = (b * s->heads + h) * s->q_len + i;
+        struct query qr = { b, h, i, 0, 0, 0, 0.0, -INFINITY };
+        window_of(s, opts, b, i, &qr);
+        if (opts->alibi_slopes)
+            qr.slope = opts->alibi_slopes[(opts->alibi_per_sequence ? b * s->heads : 0) + h];
+        if (opts->sinks)
+            qr.sink = opts->sinks[h];
+        const double l = reference_row(s, opts, q, k, v, row * d, kv_head * s->kv_len * d,
+                                       kv_head * s->kv_len * dv, &qr, scale, scores, hidden,
+                                       o + (i - i0) * dv);
+        if (lse)
+            lse[i - i0] = l;
     }
     free(scores);
     free(hidden);
     return CLATTN_OK;
+}
+
+int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const void *q,
+                        const void *k, const void *v, double *o, double *lse)
+{
+    clattn_clear_error();
+    clattn_options resolved;
+    int rc = reference_prepare(s, opts, &resolved);
+    if (rc < 0)
+        return rc;
+    CLATTN_CHECK_ARG(q && k && v && o);
+    const size_t dv = variants_head_dim_v(s, &resolved);
+    for (size_t b = 0; b < s->batch && rc == CLATTN_OK; b++)
+        for (size_t h = 0; h < s->heads && rc == CLATTN_OK; h++) {
+            const size_t row = (b * s->heads + h) * s->q_len;
+            rc = reference_rows(s, &resolved, q, k, v, b, h, 0, s->q_len, o + row * dv,
+                                lse ? lse + row : NULL);
+        }
+    return rc;
+}
+
+int clattn_reference_rows(const clattn_shape *s, const clattn_options *opts, const void *q,
+                          const void *k, const void *v, size_t batch, size_t head,
+                          size_t first_row, size_t rows, double *o, double *lse)
+{
+    clattn_clear_error();
+    clattn_options resolved;
+    int rc = reference_prepare(s, opts, &resolved);
+    if (rc < 0)
+        return rc;
+    CLATTN_CHECK_ARG(q && k && v && o);
+    CLATTN_CHECK_ARG(batch < s->batch && head < s->heads);
+    CLATTN_CHECK_ARG(first_row <= s->q_len && rows <= s->q_len - first_row);
+    return reference_rows(s, &resolved, q, k, v, batch, head, first_row, rows, o, lse);
 }
 
 int clattn_reference(const clattn_shape *s, const clattn_options *opts, const void *q,

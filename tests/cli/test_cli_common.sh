@@ -100,7 +100,7 @@ for cmd in run verify bench; do
     usage_error "$cmd: bad --kernel" "^clattn: error: $cmd: bad --kernel: " $cmd --kernel nope
 done
 for cmd in predict verify bench tune; do
-    usage_error "$cmd: bad --dtype" "^clattn: error: $cmd: bad --dtype 'fp8' \(fp32 or fp16\)" \
+    usage_error "$cmd: bad --dtype" "^clattn: error: $cmd: bad --dtype 'fp8' \(fp32, fp16 or bf16\)" \
         $cmd --dtype fp8
 done
 usage_error "tune: bad -d" "^clattn: error: tune: bad -d 'x' " tune -d x
@@ -188,7 +188,7 @@ echo "ok: tune --json"
 # verify's summary gives no figure for a path or dtype it never ran; tune's
 # best line keeps the digits of a small rate (0.049, not 0.0).
 run_it verify --shape 1,2,1,5,7,8 --path fused
-[ "$rc" -eq 0 ] && grep -q "^worst rel_l2: naive fp32 not run, naive fp16 not run, fused fp32 [0-9.e-]*, fused fp16 not run " stdout ||
+[ "$rc" -eq 0 ] && grep -q "^worst rel_l2: naive fp32 not run, naive fp16 not run, fused fp32 [0-9.e-]*, fused fp16 not run, fused bf16 not run " stdout ||
     fail "verify: the summary gives figures for what did not run"
 echo "ok: verify's summary: not run"
 tiny_tune="tune -d 8 -B 1 -H 1 -N 40 --causal no --seconds 0.001 --tiles 16x16"

@@ -289,7 +289,7 @@ float64;q64\.npy.*'<f8'.*not supported;q64.npy k.npy v.npy $out
 fortran order;qfortran\.npy.*fortran;qfortran.npy k.npy v.npy $out
 truncated data;qtrunc\.npy.*truncated;qtrunc.npy k.npy v.npy $out
 head dims disagree;head dim.*d=8.*d=4;q.npy kd4.npy kd4.npy $out
-K and V disagree;vshort\.npy.*same shape;q.npy k.npy vshort.npy $out
+K and V disagree;vshort\.npy.*must agree on B, Hkv and Nk;q.npy k.npy vshort.npy $out
 H not a multiple of Hkv;H=2.*Hkv=3;q.npy k3heads.npy v3heads.npy $out
 mixed dtypes;dtypes differ;q.npy k16.npy v16.npy $out
 output directory missing;nodir.*no such file;q.npy k.npy v.npy nodir/$out

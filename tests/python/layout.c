@@ -166,6 +166,16 @@ int main(void)
     FIELD(clattn_model_problem, splits);
     FIELD(clattn_model_problem, kv_lens);
     END();
+    BEGIN(clattn_model_variant);
+    FIELD(clattn_model_variant, struct_size);
+    FIELD(clattn_model_variant, head_dim_v);
+    FIELD(clattn_model_variant, window_left);
+    FIELD(clattn_model_variant, window_right);
+    FIELD(clattn_model_variant, mask_kind);
+    FIELD(clattn_model_variant, mask_dtype);
+    FIELD(clattn_model_variant, mask_batch);
+    FIELD(clattn_model_variant, mask_heads);
+    END();
     BEGIN(clattn_batch_blocks);
     FIELD(clattn_batch_blocks, empty_sequences);
     FIELD(clattn_batch_blocks, total_blocks);

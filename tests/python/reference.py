@@ -43,3 +43,61 @@ def tolerance(dtype):
 
 def random(rng, shape, dtype):
     return rng.uniform(-1, 1, size=shape).astype(dtype)
+
+
+def attention_variants(q, k, v, causal=None, scale=None, window=(-1, -1), softcap=0.0,
+                       alibi=None, sinks=None, mask=None):
+    """O (float64, [B, H, Nq, d_v]) and LSE of the variants, from their
+    definitions: the score scale q.k, capped (softcap tanh(s / softcap)),
+    less slope |i + off - j| (alibi [H] or [B, H]), plus an additive mask or
+    hidden where a bool mask is False (mask broadcast to [B, H, Nq, Nk]);
+    keys outside the causal mask and the window (i + off - left <= j <= i +
+    off + right, -1 unbounded; off 0 top-left, Nk - Nq otherwise) hidden;
+    each head's sink logit in the denominator."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    B, H, Nq, d = q.shape
+    Hkv, Nk, dv = k.shape[1], k.shape[2], v.shape[3]
+    scale = 1.0 / np.sqrt(d) if scale is None else scale
+    off = 0 if causal == "top-left" else Nk - Nq
+    i = np.arange(Nq)[:, None]
+    j = np.arange(Nk)[None, :]
+    seen = np.ones((Nq, Nk), bool)
+    if causal is not None:
+        seen &= j <= i + off
+    if window[0] >= 0:
+        seen &= j >= i + off - window[0]
+    if window[1] >= 0:
+        seen &= j <= i + off + window[1]
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask), (B, H, Nq, Nk))
+    o = np.zeros((B, H, Nq, dv))
+    lse = np.full((B, H, Nq), -np.inf)
+    for b in range(B):
+        for h in range(H):
+            g = h // (H // Hkv)
+            s = scale * q[b, h] @ k[b, g].T
+            if softcap:
+                s = softcap * np.tanh(s / softcap)
+            if alibi is not None:
+                a = np.asarray(alibi, dtype=np.float64)
+                slope = a[b, h] if a.ndim == 2 else a[h]
+                s = s - slope * np.abs(i + off - j)
+            vis = seen.copy()
+            if mask is not None:
+                mk = mask[b, h]
+                if mk.dtype == np.bool_:
+                    vis &= mk
+                else:
+                    s = s + mk.astype(np.float64)
+                    vis &= s != -np.inf
+            sink = -np.inf if sinks is None else float(sinks[h])
+            s = np.where(vis, s, -np.inf)
+            m = np.maximum(s.max(axis=1, initial=-np.inf), sink)
+            rows = vis.any(axis=1)
+            m = np.where(np.isfinite(m), m, 0)
+            p = np.where(vis, np.exp(s - m[:, None]), 0)
+            z = p.sum(axis=1) + (np.exp(sink - m) if sinks is not None else 0)
+            o[b, h, rows] = (p[rows] @ v[b, g]) / z[rows, None]
+            lse[b, h] = np.where(rows | (sinks is not None), m + np.log(np.maximum(z, 1e-300)),
+                                 -np.inf)
+    return o, lse

@@ -26,6 +26,11 @@ cases=(
     "--shape 2,2,1,40,70,24 --dtype fp16 --causal top-left --path fused --kernel portable"
     "--shape 1,4,2,33,100,20 --dtype fp32 --causal bottom-right --path fused --kernel tiled --params kv_shared=1"
     "--shape 1,4,2,33,100,20 --dtype fp16 --causal none --path fused --kernel tiled --params kv_shared=0"
+    # The portable kernel with every variant at once: the window's key range,
+    # the mask's and the slopes' and sinks' reads, V of another head
+    # dimension, the split's partials of d_v columns and the LSE.
+    "--shape 2,4,2,9,70,24 --dtype fp16 --causal bottom-right --path fused --kernel portable --window 20,0 --mask random --sinks random --alibi --softcap 3 --dv 16 --kv-lens 70,33 --split-kv 2"
+    "--shape 1,2,1,5,40,16 --dtype bf16 --causal none --path fused --kernel portable --mask random-add --window 7,3"
     # The naive path's CPU-shaped GEMM and softmax (PoCL's) on the simulator,
     # K past one chunk and every edge of the tiles.
     "--shape 1,2,1,37,45,16 --dtype fp16 --causal bottom-right --path naive --params gemm=builtin,shape=cpu"
