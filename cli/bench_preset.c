@@ -32,7 +32,7 @@ static const bench_preset_case seed_cpu_cases[] = {
     { 1, 4096, 4096, NONE | TOP_LEFT },
 };
 
-/* Serving (issue 10): decoding steps of one query over KV caches of 4K to
+/* Serving: decoding steps of one query over KV caches of 4K to
  * 128K keys, a large batch of short ones, and a chunked prefill of 512
  * queries over 16K keys under the bottom-right mask. H=32 over Hkv=8, d=128,
  * fp16; the fused path, whose bytes are K and V read once. */
