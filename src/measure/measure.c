@@ -231,7 +231,7 @@ static int run_steps(struct bench *b, clattn_measurement *m)
      * clattn_device_props.fp16_builds): elsewhere the compiler's errors
      * would reach the caller's stderr. */
     const struct device_facts *dev = &b->ctx->dev;
-    if ((dev->fp16_advertised || dev->vendor == CLATTN_VENDOR_NVIDIA) &&
+    if ((dev->extensions.fp16 || dev->vendor == CLATTN_VENDOR_NVIDIA) &&
         (rc = measure_flops(b, 1, &m->flops_f16)))
         return rc;
     bench_progress(b, "tensor-core rate");
