@@ -12,10 +12,8 @@
 
 void clattn_default_measure_options(clattn_measure_options *opts)
 {
-    if (!opts)
+    if (!abi_init(opts, sizeof *opts))
         return;
-    memset(opts, 0, sizeof *opts);
-    opts->struct_size = sizeof *opts;
     opts->repetitions = 7;
     opts->sweep = 1;
 }

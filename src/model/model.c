@@ -1015,10 +1015,8 @@ int clattn_model_predict(const clattn_model_problem *problem, const clattn_model
 
 void clattn_model_default_variant(clattn_model_variant *variant)
 {
-    if (!variant)
+    if (!abi_init(variant, sizeof *variant))
         return;
-    *variant = (clattn_model_variant){ 0 };
-    variant->struct_size = sizeof *variant;
     variant->window_left = variant->window_right = -1;
     variant->mask_kind = CLATTN_MASK_NONE;
     variant->mask_dtype = CLATTN_F32;
