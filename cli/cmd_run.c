@@ -172,15 +172,6 @@ static int parse_args(int argc, char **argv, run_args *a)
 
 /* ------------------------------------------------------------------- inputs */
 
-static void format_shape(const npy_array *x, char *buf, size_t cap)
-{
-    size_t n = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < x->ndim && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, i ? ", %zu" : "%zu", x->shape[i]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, x->ndim == 1 ? ",)" : ")");
-}
-
 static const char *dtype_word(clattn_dtype d)
 {
     return d == CLATTN_F16 ? "float16" : d == CLATTN_BF16 ? "bfloat16" : "float32";
@@ -205,7 +196,7 @@ static int load_inputs(const run_args *a, run_inputs *in)
 static int check_rank(const char *path, const npy_array *x, const char *layout)
 {
     char shape[256];
-    format_shape(x, shape, sizeof shape);
+    npy_format_shape(x, shape, sizeof shape);
     if (x->ndim != 4) {
         cli_error("%s: expected a 4-D array %s, got %d-D %s", path, layout, x->ndim, shape);
         return 1;
@@ -230,8 +221,8 @@ static int check_agreement(const run_args *a, const run_inputs *in)
         return 1;
     }
     if (memcmp(k->shape, v->shape, 3 * sizeof k->shape[0]) != 0) {
-        format_shape(k, ks, sizeof ks);
-        format_shape(v, vs, sizeof vs);
+        npy_format_shape(k, ks, sizeof ks);
+        npy_format_shape(v, vs, sizeof vs);
         cli_error("%s %s and %s %s must agree on B, Hkv and Nk", a->k, ks, a->v, vs);
         return 1;
     }

@@ -74,6 +74,15 @@ const char *npy_descr(clattn_dtype dtype)
     return NULL;
 }
 
+void npy_format_shape(const npy_array *a, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < a->ndim && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, i ? ", %zu" : "%zu", a->shape[i]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, a->ndim == 1 ? ",)" : ")");
+}
+
 /* The .npy data we handle is little-endian; only a big-endian host has to
  * swap it. Checked at run time so the code needs no configure probe. */
 static int host_is_little_endian(void)

@@ -86,4 +86,8 @@ int npy_write_stream(FILE *f, const char *name, clattn_dtype dtype, int ndim,
 /* The .npy type string for `dtype` ("<f4", "<f2"); NULL if unknown. */
 const char *npy_descr(clattn_dtype dtype);
 
+/* The array's shape as Python writes a tuple, for messages: "(2, 3)",
+ * "(5,)"; truncated to fit `cap` bytes. */
+void npy_format_shape(const npy_array *a, char *buf, size_t cap);
+
 #endif

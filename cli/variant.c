@@ -46,15 +46,6 @@ static float uniform(uint64_t *x) /* [-1, 1) */
     return (float)((double)(next_random(x) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
-static void format_npy_shape(const npy_array *a, char *buf, size_t cap)
-{
-    size_t n = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < a->ndim && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, i ? ", %zu" : "%zu", a->shape[i]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, a->ndim == 1 ? ",)" : ")");
-}
-
 static int load_npy(const char *opt, const char *path, int mask, npy_array *a)
 {
     char err[512];
@@ -74,7 +65,7 @@ static int load_per_head(const char *cmd, const char *opt, const char *path,
     if (rc)
         return rc;
     char shape[128];
-    format_npy_shape(&a, shape, sizeof shape);
+    npy_format_shape(&a, shape, sizeof shape);
     const int heads = a.ndim == 1 && a.shape[0] == s->heads;
     const int seq = per_seq && a.ndim == 2 && a.shape[0] == s->batch && a.shape[1] == s->heads;
     if (a.dtype != CLATTN_F32 || !(heads || seq)) {
@@ -155,7 +146,7 @@ static int load_mask(const char *cmd, const char *path, const clattn_shape *s, i
     }
     if (!ok) {
         char shape[128];
-        format_npy_shape(&a, shape, sizeof shape);
+        npy_format_shape(&a, shape, sizeof shape);
         const char *fmt = "--mask %s has shape %s, which does not broadcast to [B, H, Nq, Nk] = "
                           "[%zu, %zu, %zu, %zu] (its last two dims Nq and Nk, before them H or "
                           "1, then B or 1)";

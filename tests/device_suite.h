@@ -46,6 +46,18 @@ static inline int device_suite_run(clattn_ctx **ctx, const char *name,
 #define DEVICE_SUITE_RUN(ctx, tests) \
     device_suite_run((ctx), #tests, (tests), sizeof(tests) / sizeof((tests)[0]))
 
+/* A test binary's whole main when its tests need nothing more than the
+ * context: opens *ctx, runs the tests and closes it; the status to exit
+ * with. */
+static inline int device_suite_main(clattn_ctx **ctx, const char *name,
+                                    const struct CMUnitTest *tests, size_t count)
+{
+    const int rc = device_suite_open(ctx);
+    return rc ? rc : device_suite_run(ctx, name, tests, count);
+}
+#define DEVICE_SUITE_MAIN(ctx, tests) \
+    device_suite_main((ctx), #tests, (tests), sizeof(tests) / sizeof((tests)[0]))
+
 /* Whether the binary was asked for its full sweep (the heavy suite's
  * `--full`) rather than the default sample. */
 static inline int device_suite_full(int argc, char **argv)

@@ -368,9 +368,6 @@ static void test_wgmma_listed(void **state)
 int main(int argc, char **argv)
 {
     full = device_suite_full(argc, argv);
-    const int rc = device_suite_open(&ctx);
-    if (rc)
-        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fused_all_cases),
         cmocka_unit_test(test_naive_all_cases),
@@ -382,5 +379,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_device_random_fill),
         cmocka_unit_test(test_wgmma_listed),
     };
-    return DEVICE_SUITE_RUN(&ctx, tests);
+    return DEVICE_SUITE_MAIN(&ctx, tests);
 }

@@ -25,14 +25,25 @@
         }                                                                                  \
     } while (0)
 
+/* Each { text, value } parsed by `parse` into exactly that value. */
+#define EXPECT_PARSED(parse, type, ...)                                                    \
+    do {                                                                                   \
+        static const struct {                                                              \
+            const char *text;                                                              \
+            type value;                                                                    \
+        } good_[] = { __VA_ARGS__ };                                                       \
+        for (size_t i_ = 0; i_ < sizeof good_ / sizeof good_[0]; i_++) {                   \
+            type v_ = (type)-1;                                                            \
+            if (parse(good_[i_].text, &v_) != 0 || v_ != good_[i_].value)                  \
+                fail_msg("%s: '%s' refused or misread", #parse, good_[i_].text);           \
+        }                                                                                  \
+    } while (0)
+
 static void sizes(void **state)
 {
     (void)state;
-    size_t v = 7;
-    assert_int_equal(cli_parse_size("0", &v), 0);
-    assert_int_equal(v, 0);
-    assert_int_equal(cli_parse_size("007", &v), 0);
-    assert_int_equal(v, 7);
+    EXPECT_PARSED(cli_parse_size, size_t, { "0", 0 }, { "007", 7 });
+    size_t v;
     if (SIZE_MAX == UINT64_MAX) {
         assert_int_equal(cli_parse_size("18446744073709551615", &v), 0);
         assert_true(v == SIZE_MAX);
@@ -96,11 +107,7 @@ static void long_size_list(void **state)
 static void doubles(void **state)
 {
     (void)state;
-    double v;
-    assert_int_equal(cli_parse_double("0.3", &v), 0);
-    assert_true(v == 0.3);
-    assert_int_equal(cli_parse_double("-2.5", &v), 0);
-    assert_int_equal(cli_parse_double("1e-3", &v), 0);
+    EXPECT_PARSED(cli_parse_double, double, { "0.3", 0.3 }, { "-2.5", -2.5 }, { "1e-3", 1e-3 });
     static const char *const bad[] = { "", "inf", "-inf", "nan", "infinity", " 1", "\t1",
                                        "1 ", "1e400", "0.3s", "abc" };
     EXPECT_REFUSED(cli_parse_double, double, bad);
@@ -109,16 +116,10 @@ static void doubles(void **state)
 static void byte_counts(void **state)
 {
     (void)state;
+    EXPECT_PARSED(cli_parse_bytes, uint64_t, { "512", 512 }, { "64K", 65536 },
+                  { "2GiB", 2147483648u }, { "1.5MB", 1500000 },
+                  { "16777215TiB", 16777215ull << 40 });
     uint64_t v;
-    assert_int_equal(cli_parse_bytes("512", &v), 0);
-    assert_true(v == 512);
-    assert_int_equal(cli_parse_bytes("64K", &v), 0);
-    assert_true(v == 65536);
-    assert_int_equal(cli_parse_bytes("2GiB", &v), 0);
-    assert_true(v == 2147483648u);
-    assert_int_equal(cli_parse_bytes("1.5MB", &v), 0);
-    assert_true(v == 1500000);
-    assert_int_equal(cli_parse_bytes("16777215TiB", &v), 0);
     assert_int_equal(cli_parse_bytes("16777216TiB", &v), -1); /* 2^64 */
     static const char *const bad[] = { "", "K", "-1", " 1", "4Kb", "4 KiB", "1.5.5" };
     EXPECT_REFUSED(cli_parse_bytes, uint64_t, bad);

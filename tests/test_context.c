@@ -165,6 +165,15 @@ static void test_bad_options_on_device(void **state)
     clattn_close(&ctx);
 }
 
+/* The default options, but for the portable fused kernel, which every
+ * device takes. */
+static void portable_options(clattn_options *o)
+{
+    clattn_default_options(o);
+    o->path = CLATTN_PATH_FUSED;
+    o->fused_kernel = CLATTN_FUSED_PORTABLE;
+}
+
 /* Kernel parameters: each kernel lists its own and the fused path's, the
  * naive path its own; a call with one its path or kernel does not take,
  * or a value out of range, is refused naming it; one it takes runs and is
@@ -195,9 +204,7 @@ static void test_kernel_parameters(void **state)
     assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
     clattn_shape s = { 1, 2, 1, 33, 70, 32, CLATTN_F32 };
     clattn_options o;
-    clattn_default_options(&o);
-    o.path = CLATTN_PATH_FUSED;
-    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    portable_options(&o);
     clattn_check_result r;
     static const char *const refused[] = { "stages=3", "combine_parts=0", "combine_parts=6",
                                            "combine_parts", "gemm=builtin" };
@@ -233,9 +240,7 @@ static void test_split_note(void **state)
     assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
     clattn_shape s = { 1, 1, 1, 4, 100, 16, CLATTN_F32 };
     clattn_options o;
-    clattn_default_options(&o);
-    o.path = CLATTN_PATH_FUSED;
-    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    portable_options(&o);
     o.block_m = 4;
     o.block_n = 64;
     o.split_kv = 3;

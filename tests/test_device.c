@@ -17,6 +17,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "device_suite.h"
 
 static clattn_ctx *ctx;
 static char cache_home[] = "/tmp/clattn-test-device-XXXXXX";
@@ -326,17 +327,6 @@ int main(void)
         return 1;
     }
     setenv("XDG_CACHE_HOME", cache_home, 1);
-    int rc = clattn_open(&ctx, NULL);
-    if (rc == CLATTN_ENODEV) {
-        fprintf(stderr, "no OpenCL device: skipped (%s)\n", clattn_last_error_detail());
-        remove_cache_home();
-        return 77;
-    }
-    if (rc) {
-        fprintf(stderr, "clattn_open: %s (%s)\n", clattn_strerror(rc), clattn_last_error_detail());
-        remove_cache_home();
-        return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query_first_device),
         cmocka_unit_test(test_source_names),
@@ -346,8 +336,7 @@ int main(void)
         cmocka_unit_test(test_load_rejects_other_device),
         cmocka_unit_test(test_null_arguments),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    clattn_close(&ctx);
+    const int rc = DEVICE_SUITE_MAIN(&ctx, tests);
     remove_cache_home();
-    return failed;
+    return rc;
 }

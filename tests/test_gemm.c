@@ -271,12 +271,9 @@ static void test_bad_tiles(void **state)
 int main(int argc, char **argv)
 {
     full = device_suite_full(argc, argv);
-    const int rc = device_suite_open(&ctx);
-    if (rc)
-        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_cases),
         cmocka_unit_test(test_bad_tiles),
     };
-    return DEVICE_SUITE_RUN(&ctx, tests);
+    return DEVICE_SUITE_MAIN(&ctx, tests);
 }

@@ -318,30 +318,39 @@ struct brute {
     uint64_t visited, total, computed, visible, empty_rows, kv_read, kv_streamed;
 };
 
-/* Counts straight from the definitions: every tile, every pair. */
-static struct brute brute_force(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c)
+/* The tiles and pairs of a causal mask and a sliding window (wl, wr; -1 a
+ * side unbounded, both -1 none), straight from the definitions: query i
+ * sees key j iff i + begin <= j <= i + end (a side absent where the window
+ * and the causal mask leave it open); a query block visits a key tile from
+ * the one holding its first row's first visible key (even where that key
+ * is past Nk: the kernels walk from the block it rounds down to) to the one
+ * before its last possible row's end. */
+static struct brute brute_force(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c,
+                                int wl, int wr)
 {
     struct brute r = { 0 };
     assert_true(nk <= 256);
-    long long off = c == CLATTN_CAUSAL_BOTTOM_RIGHT ? (long long)nk - (long long)nq : 0;
+    const long long align = c == CLATTN_CAUSAL_TOP_LEFT ? 0 : (long long)nk - (long long)nq;
+    const int has_end = c != CLATTN_CAUSAL_NONE || wr >= 0;
+    long long end = c != CLATTN_CAUSAL_NONE ? align : (long long)1 << 40;
+    if (wr >= 0 && align + wr < end)
+        end = align + wr;
+    const long long begin = wl >= 0 ? align - wl : -((long long)1 << 40);
     static unsigned char key_read[256];
-    for (size_t j = 0; j < nk; j++)
-        key_read[j] = 0;
+    memset(key_read, 0, sizeof key_read);
     for (size_t q0 = 0; q0 < nq; q0 += bm) {
-        long long bound = c == CLATTN_CAUSAL_NONE ? (long long)nk : (long long)(q0 + bm) + off;
-        if (bound > (long long)nk)
-            bound = (long long)nk;
+        const long long first = (long long)q0 + begin;
+        const long long bound = has_end ? (long long)(q0 + bm) + end : (long long)nk;
         for (size_t k0 = 0; k0 < nk; k0 += bn) {
             r.total++;
-            if ((long long)k0 >= bound)
+            if ((long long)(k0 + bn) <= first || (long long)k0 >= bound)
                 continue;
             r.visited++;
-            for (size_t i = q0; i < q0 + bm && i < nq; i++)
-                for (size_t j = k0; j < k0 + bn && j < nk; j++)
-                    r.computed++;
             for (size_t j = k0; j < k0 + bn && j < nk; j++) {
                 key_read[j] = 1;
                 r.kv_streamed++;
+                for (size_t i = q0; i < q0 + bm && i < nq; i++)
+                    r.computed++;
             }
         }
     }
@@ -350,7 +359,8 @@ static struct brute brute_force(size_t nq, size_t nk, size_t bm, size_t bn, clat
     for (size_t i = 0; i < nq; i++) {
         uint64_t seen = 0;
         for (size_t j = 0; j < nk; j++)
-            seen += c == CLATTN_CAUSAL_NONE || (long long)j <= (long long)i + off;
+            seen += (long long)j >= (long long)i + begin &&
+                    (!has_end || (long long)j <= (long long)i + end);
         r.visible += seen;
         r.empty_rows += seen == 0;
     }
@@ -361,7 +371,7 @@ static void check_against_brute(size_t nq, size_t nk, size_t bm, size_t bn, clat
 {
     clattn_shape s = shape_of(1, 2, 1, nq, nk, 8, CLATTN_F16);
     clattn_causal_blocks cb;
-    struct brute r = brute_force(nq, nk, bm, bn, c);
+    struct brute r = brute_force(nq, nk, bm, bn, c, -1, -1);
     assert_int_equal(clattn_model_causal_blocks(&s, c, bm, bn, &cb), CLATTN_OK);
     assert_int_equal(cb.total_blocks, r.total);
     assert_int_equal(cb.visited_blocks, r.visited);
@@ -719,7 +729,8 @@ static void decode_kv_lens_against_brute_force(void **state)
                         empty++;
                         continue;
                     }
-                    struct brute r = brute_force(nq, lens[b], tiles[t][0], tiles[t][1], modes[m]);
+                    struct brute r =
+                        brute_force(nq, lens[b], tiles[t][0], tiles[t][1], modes[m], -1, -1);
                     sum.visited += r.visited;
                     sum.total += r.total;
                     sum.computed += r.computed;
@@ -856,54 +867,6 @@ static void overflow(void **state)
 
 /* ------------------------------------------------- variants: windows, masks, d_v */
 
-/* The tiles and pairs of a sliding window, straight from the definitions:
- * query i sees key j iff i + begin <= j <= i + end (a side absent where
- * the window and the causal mask leave it open); a query block visits a
- * key tile from the one holding its first row's first visible key (even
- * where that key is past Nk: the kernels walk from the block it rounds
- * down to) to the one before its last possible row's end. */
-static struct brute window_brute(size_t nq, size_t nk, size_t bm, size_t bn, clattn_causal c,
-                                 int wl, int wr)
-{
-    struct brute r = { 0 };
-    assert_true(nk <= 256);
-    const long long align = c == CLATTN_CAUSAL_TOP_LEFT ? 0 : (long long)nk - (long long)nq;
-    const int has_end = c != CLATTN_CAUSAL_NONE || wr >= 0;
-    long long end = c != CLATTN_CAUSAL_NONE ? align : (long long)1 << 40;
-    if (wr >= 0 && align + wr < end)
-        end = align + wr;
-    const long long begin = wl >= 0 ? align - wl : -((long long)1 << 40);
-    static unsigned char key_read[256];
-    memset(key_read, 0, sizeof key_read);
-    for (size_t q0 = 0; q0 < nq; q0 += bm) {
-        const long long first = (long long)q0 + begin;
-        const long long bound = has_end ? (long long)(q0 + bm) + end : (long long)nk;
-        for (size_t k0 = 0; k0 < nk; k0 += bn) {
-            r.total++;
-            if ((long long)(k0 + bn) <= first || (long long)k0 >= bound)
-                continue;
-            r.visited++;
-            for (size_t j = k0; j < k0 + bn && j < nk; j++) {
-                key_read[j] = 1;
-                r.kv_streamed++;
-                for (size_t i = q0; i < q0 + bm && i < nq; i++)
-                    r.computed++;
-            }
-        }
-    }
-    for (size_t j = 0; j < nk; j++)
-        r.kv_read += key_read[j];
-    for (size_t i = 0; i < nq; i++) {
-        uint64_t seen = 0;
-        for (size_t j = 0; j < nk; j++)
-            seen += (long long)j >= (long long)i + begin &&
-                    (!has_end || (long long)j <= (long long)i + end);
-        r.visible += seen;
-        r.empty_rows += seen == 0;
-    }
-    return r;
-}
-
 static clattn_model_variant window_variant(int wl, int wr)
 {
     clattn_model_variant v;
@@ -929,8 +892,8 @@ static void windows_against_brute_force(void **state)
                 for (size_t w = 0; w < sizeof sides / sizeof sides[0]; w++)
                     for (int c = 0; c < 3; c++) {
                         const size_t bm = tiles[t], bn = tiles[(t + w) % 4];
-                        struct brute r = window_brute(lens[a], lens[b], bm, bn, modes[c],
-                                                      sides[w][0], sides[w][1]);
+                        struct brute r = brute_force(lens[a], lens[b], bm, bn, modes[c],
+                                                     sides[w][0], sides[w][1]);
                         clattn_model_problem p = problem_of(
                             shape_of(2, 2, 1, lens[a], lens[b], 8, CLATTN_F16), modes[c], bm, bn);
                         clattn_model_variant v = window_variant(sides[w][0], sides[w][1]);

@@ -93,8 +93,14 @@ static void write_bytes(const char *path, const void *bytes, size_t n)
     assert_int_equal(fclose(f), 0);
 }
 
-/* A string literal's bytes, without its NUL. */
-#define write_literal(path, lit) write_bytes((path), (lit), sizeof(lit) - 1)
+/* The file `name` in the temporary directory, holding `text` (without its
+ * NUL); its path in buf. */
+static const char *tmp_file(const char *name, const char *text, char *buf, size_t cap)
+{
+    tmp_path(name, buf, cap);
+    write_bytes(buf, text, strlen(text));
+    return buf;
+}
 
 /* A .npy file in memory (malloc'd, *len bytes): format `major`.0, the given
  * header dict text (padded here as numpy would) and `data_len` bytes of
@@ -316,19 +322,32 @@ static void missing_file(void **state)
     expect_read_error(tmpdir, CLATTN_EIO, "cannot read");
 }
 
-static void bad_magic(void **state)
+/* Files that are not .npy or stop short, as raw bytes, each refused as
+ * malformed with the message a user can act on. */
+static void bad_bytes(void **state)
 {
     (void)state;
+#define RAW(lit, message) { (lit), sizeof(lit) - 1, (message) }
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *message;
+    } files[] = {
+        RAW("PK\x03\x04 this is a zip file, not npy", "bad magic"),
+        RAW("", "truncated"),
+        RAW("\x93NUM", "truncated"),
+        RAW("\x93NUMPY\x04\x00\x10\x00", "version 4.0"),
+        /* Says 118 bytes of header, holds 20. */
+        RAW("\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'f", "truncated header"),
+        RAW("\x93NUMPY\x01\x00\x76", "truncated header"),
+    };
+#undef RAW
     char path[512];
-    tmp_path("magic.npy", path, sizeof path);
-    write_literal(path, "PK\x03\x04 this is a zip file, not npy");
-    expect_read_error(path, CLATTN_EFORMAT, "bad magic");
-    write_literal(path, "");
-    expect_read_error(path, CLATTN_EFORMAT, "truncated");
-    write_literal(path, "\x93NUM");
-    expect_read_error(path, CLATTN_EFORMAT, "truncated");
-    write_literal(path, "\x93NUMPY\x04\x00\x10\x00");
-    expect_read_error(path, CLATTN_EFORMAT, "version 4.0");
+    tmp_path("raw.npy", path, sizeof path);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        write_bytes(path, files[i].bytes, files[i].len);
+        expect_read_error(path, CLATTN_EFORMAT, files[i].message);
+    }
 }
 
 /* Files whose header and data disagree with what the reader takes, each
@@ -351,6 +370,8 @@ static void refused_files(void **state)
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", 20,
           "truncated: header says 48 bytes of data, file has 20" },
         { "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 20, "trailing garbage" },
+        /* The header's whole length, but the dict stops short. */
+        { "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)", 0, "malformed header" },
     };
     static const unsigned char data[64];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -359,22 +380,6 @@ static void refused_files(void **state)
         write_npy(name, 1, files[i].dict, data, files[i].data_bytes, path, sizeof path);
         expect_read_error(path, CLATTN_EFORMAT, files[i].message);
     }
-}
-
-static void truncated_header(void **state)
-{
-    (void)state;
-    char path[512];
-    tmp_path("trunc_header.npy", path, sizeof path);
-    /* Says 118 bytes of header, holds 20. */
-    write_literal(path, "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'f");
-    expect_read_error(path, CLATTN_EFORMAT, "truncated header");
-    write_literal(path, "\x93NUMPY\x01\x00\x76");
-    expect_read_error(path, CLATTN_EFORMAT, "truncated header");
-    /* Complete length, but the dict stops short. */
-    write_npy("open_dict.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",
-              NULL, 0, path, sizeof path);
-    expect_read_error(path, CLATTN_EFORMAT, "malformed header");
 }
 
 static void malformed_dicts(void **state)
@@ -677,8 +682,7 @@ static void failed_write_keeps_target(void **state)
 {
     (void)state;
     char path[512];
-    tmp_path("keep.npy", path, sizeof path);
-    write_literal(path, "old contents");
+    tmp_file("keep.npy", "old contents", path, sizeof path);
     size_t before = count_entries();
 
     struct rlimit saved, small;
@@ -698,13 +702,9 @@ static void failed_write_keeps_target(void **state)
     assert_int_equal(rc, CLATTN_EIO);
     assert_non_null(strstr(err, "write failed"));
 
-    char got[32] = { 0 };
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t n = fread(got, 1, sizeof got, f);
-    fclose(f);
-    assert_int_equal(n, 12);
-    assert_memory_equal(got, "old contents", 12);
+    char got[32];
+    assert_int_equal(slurp(path, got, sizeof got), 12);
+    assert_string_equal(got, "old contents");
     assert_int_equal(count_entries(), before);
 }
 
@@ -714,9 +714,8 @@ static void write_replaces_target(void **state)
 {
     (void)state;
     char path[512], fresh[512];
-    tmp_path("replace.npy", path, sizeof path);
+    tmp_file("replace.npy", "old contents", path, sizeof path);
     tmp_path("fresh.npy", fresh, sizeof fresh);
-    write_literal(path, "old contents");
     assert_int_equal(chmod(path, 0600), 0);
     mode_t old_mask = umask(027);
     float d[3] = { 1, 2, 3 };
@@ -745,9 +744,8 @@ static void commit_all_or_none(void **state)
 {
     (void)state;
     char a[512], b[512];
-    tmp_path("together_a", a, sizeof a);
+    tmp_file("together_a", "old a", a, sizeof a);
     tmp_path("together_b", b, sizeof b);
-    write_literal(a, "old a");
     const size_t before = count_entries();
     outfile o[3], *all[3] = { &o[0], &o[1], &o[2] };
     char err[512];
@@ -760,12 +758,9 @@ static void commit_all_or_none(void **state)
         fputs("never fits", o[2].stream);
         assert_int_equal(outfile_commit_all(all, 3, err, sizeof err), -1);
         assert_non_null(strstr(err, "/dev/full: write failed"));
-        char got[16] = { 0 };
-        FILE *f = fopen(a, "rb");
-        assert_non_null(f);
-        assert_int_equal(fread(got, 1, sizeof got, f), 5);
-        fclose(f);
-        assert_memory_equal(got, "old a", 5);
+        char got[16];
+        assert_int_equal(slurp(a, got, sizeof got), 5);
+        assert_string_equal(got, "old a");
         assert_int_equal(access(b, F_OK), -1);
         assert_int_equal(count_entries(), before);
         assert_int_equal(outfile_open(&o[0], a, err, sizeof err), 0);
@@ -784,14 +779,12 @@ static void same_file(void **state)
 {
     (void)state;
     char a[512], b[512], dot[600], hard[512], fresh[512], fresh_dot[600];
-    tmp_path("same_a", a, sizeof a);
-    tmp_path("same_b", b, sizeof b);
+    tmp_file("same_a", "a", a, sizeof a);
+    tmp_file("same_b", "b", b, sizeof b);
     tmp_path("same_link", hard, sizeof hard);
     tmp_path("same_fresh", fresh, sizeof fresh);
     snprintf(dot, sizeof dot, "%s/./same_a", tmpdir);
     snprintf(fresh_dot, sizeof fresh_dot, "%s/./same_fresh", tmpdir);
-    write_literal(a, "a");
-    write_literal(b, "b");
     assert_int_equal(link(a, hard), 0);
     assert_true(outfile_same_file(a, a));
     assert_true(outfile_same_file(a, dot));
@@ -918,11 +911,10 @@ static void refuse_symlinks(void **state)
 {
     (void)state;
     char target[512], link[512], dangling[512], absent[512], buf[64];
-    tmp_path("target.npy", target, sizeof target);
+    tmp_file("target.npy", "old contents", target, sizeof target);
     tmp_path("link.npy", link, sizeof link);
     tmp_path("dangling.npy", dangling, sizeof dangling);
     tmp_path("absent.npy", absent, sizeof absent);
-    write_literal(target, "old contents");
     assert_int_equal(symlink("target.npy", link), 0);
     assert_int_equal(symlink("absent.npy", dangling), 0);
 
@@ -983,9 +975,8 @@ int main(void)
         cmocka_unit_test(header_matches_numpy),
         cmocka_unit_test(reads_header_variants),
         cmocka_unit_test(missing_file),
-        cmocka_unit_test(bad_magic),
+        cmocka_unit_test(bad_bytes),
         cmocka_unit_test(refused_files),
-        cmocka_unit_test(truncated_header),
         cmocka_unit_test(malformed_dicts),
         cmocka_unit_test(string_bytes),
         cmocka_unit_test(shape_overflow),

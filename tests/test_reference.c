@@ -184,6 +184,21 @@ static void assert_same(const double *a, const double *b, size_t n, double tol)
             fail_msg("element %zu: %.17g against %.17g", i, a[i], b[i]);
 }
 
+/* The reference gives the same rows under `a` as under `b` on p's inputs,
+ * within `tol`, and the same LSE where `with_lse`. */
+static void assert_same_rows(const struct problem *p, const clattn_options *a,
+                             const clattn_options *b, double tol, int with_lse)
+{
+    double got[2 * 4 * 6 * 5], want[2 * 4 * 6 * 5], lse_got[2 * 4 * 6], lse_want[2 * 4 * 6];
+    assert_int_equal(clattn_reference_ex(&p->s, a, p->q, p->k, p->v, got,
+                                         with_lse ? lse_got : NULL), CLATTN_OK);
+    assert_int_equal(clattn_reference_ex(&p->s, b, p->q, p->k, p->v, want,
+                                         with_lse ? lse_want : NULL), CLATTN_OK);
+    assert_same(got, want, sizeof got / sizeof got[0], tol);
+    if (with_lse)
+        assert_same(lse_got, lse_want, sizeof lse_got / sizeof lse_got[0], tol);
+}
+
 /* Independent forms of the same function: a sliding window is the boolean
  * mask of its keys, ALiBi the additive mask of its biases (bottom-right:
  * i + Nk - Nq - j), a sink one more key of score `sink` and value 0. Both
@@ -193,9 +208,7 @@ static void test_variants_against_masks(void **state)
     (void)state;
     struct problem p;
     problem_fill(&p);
-    const clattn_shape *s = &p.s;
-    const size_t nq = 6, nk = 9, rows = 2 * 4 * nq;
-    double got[2 * 4 * 6 * 5], want[2 * 4 * 6 * 5], lse_got[48], lse_want[48];
+    const size_t nq = 6, nk = 9;
     uint8_t keep[2 * 4 * 6 * 9];
     float bias[2 * 4 * 6 * 9];
     const uint32_t kv_lens[2] = { 9, 5 };
@@ -215,11 +228,7 @@ static void test_variants_against_masks(void **state)
                             (long)j >= at - 2 && (long)j <= at + 1;
                     }
         masked.mask = (clattn_mask){ CLATTN_MASK_BOOL, CLATTN_F32, 2, 4, { 0, 0, 0, 0 }, keep };
-        assert_int_equal(clattn_reference_ex(s, &win, p.q, p.k, p.v, got, lse_got), CLATTN_OK);
-        assert_int_equal(clattn_reference_ex(s, &masked, p.q, p.k, p.v, want, lse_want),
-                         CLATTN_OK);
-        assert_same(got, want, sizeof got / sizeof got[0], 1e-14);
-        assert_same(lse_got, lse_want, rows, 1e-14);
+        assert_same_rows(&p, &win, &masked, 1e-14, 1);
 
         /* ALiBi with slopes per (b, h) against its additive mask, broadcast
          * over nothing; then one slope per head against a mask broadcast
@@ -239,16 +248,10 @@ static void test_variants_against_masks(void **state)
                             -slopes[b * 4 + h] * (float)labs((long)i + off - (long)j);
                     }
         add.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_F32, 2, 4, { 0, 0, 0, 0 }, bias };
-        assert_int_equal(clattn_reference_ex(s, &al, p.q, p.k, p.v, got, lse_got), CLATTN_OK);
-        assert_int_equal(clattn_reference_ex(s, &add, p.q, p.k, p.v, want, lse_want),
-                         CLATTN_OK);
-        assert_same(got, want, sizeof got / sizeof got[0], 1e-6);
-        assert_same(lse_got, lse_want, rows, 1e-6);
+        assert_same_rows(&p, &al, &add, 1e-6, 1);
         al.alibi_per_sequence = 0;
         add.mask.batch = 1; /* the first batch's biases serve both */
-        assert_int_equal(clattn_reference_ex(s, &al, p.q, p.k, p.v, got, NULL), CLATTN_OK);
-        assert_int_equal(clattn_reference_ex(s, &add, p.q, p.k, p.v, want, NULL), CLATTN_OK);
-        assert_same(got, want, sizeof got / sizeof got[0], 1e-6);
+        assert_same_rows(&p, &al, &add, 1e-6, 0);
     }
 }
 

@@ -451,14 +451,11 @@ static void test_layouts(void **state)
 int main(int argc, char **argv)
 {
     full = device_suite_full(argc, argv);
-    const int rc = device_suite_open(&ctx);
-    if (rc)
-        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_shapes),      cmocka_unit_test(test_long_cache),
         cmocka_unit_test(test_sequence_lengths),   cmocka_unit_test(test_device_side_lengths),
         cmocka_unit_test(test_merge_halves),       cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_many_chunks),
     };
-    return DEVICE_SUITE_RUN(&ctx, tests);
+    return DEVICE_SUITE_MAIN(&ctx, tests);
 }

@@ -282,13 +282,10 @@ static void test_score_overflow(void **state)
 
 int main(void)
 {
-    const int rc = device_suite_open(&ctx);
-    if (rc)
-        return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nan_query),     cmocka_unit_test(test_nan_key),
         cmocka_unit_test(test_infinite_query), cmocka_unit_test(test_infinite_value),
         cmocka_unit_test(test_score_overflow), cmocka_unit_test(test_fp16_scores_beyond_half),
     };
-    return DEVICE_SUITE_RUN(&ctx, tests);
+    return DEVICE_SUITE_MAIN(&ctx, tests);
 }

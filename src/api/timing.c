@@ -20,10 +20,8 @@ _Static_assert(sizeof(clattn_timing) == 128, "clattn_timing must stay 128 bytes"
 
 void clattn_default_timing_options(clattn_timing_options *opts)
 {
-    if (!opts)
+    if (!abi_init(opts, sizeof *opts))
         return;
-    memset(opts, 0, sizeof *opts);
-    opts->struct_size = sizeof *opts;
     opts->target_seconds = 0.2;
     opts->min_samples = 3;
     opts->max_samples = 1000;

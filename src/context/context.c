@@ -98,13 +98,8 @@ void clattn_close(clattn_ctx **pctx)
     naive_state_release(&ctx->naive);
     fused_state_release(&ctx->fused);
     tune_state_release(&ctx->tune);
-    program_cache_release(&ctx->programs);
-    if (ctx->queue)
-        clReleaseCommandQueue(ctx->queue);
-    if (ctx->context)
-        clReleaseContext(ctx->context);
-    free(ctx);
-    *pctx = NULL;
+    /* What is left is what a sibling holds: programs, queue, OpenCL context. */
+    ctx_close_sibling(pctx);
 }
 
 /* An address unique to the calling thread. */

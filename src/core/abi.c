@@ -9,6 +9,15 @@
  * fields added later take reserved bytes. */
 _Static_assert(sizeof(clattn_run_info) == 384, "clattn_run_info must stay 384 bytes");
 
+int abi_init(void *s, size_t size)
+{
+    if (!s)
+        return 0;
+    memset(s, 0, size);
+    memcpy(s, &size, sizeof size); /* struct_size is every such struct's first member */
+    return 1;
+}
+
 int abi_struct_size(const void *caller, size_t first_size, const char *what, const char *init,
                     size_t *size)
 {

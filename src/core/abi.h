@@ -7,6 +7,11 @@
 
 #include <stddef.h>
 
+/* Sets up a struct of the rule, as every clattn_default_* and *_init
+ * function does first: zeroes its `size` bytes and sets its struct_size to
+ * `size`. Those functions take NULL: 0 then (nothing to set up), else 1. */
+int abi_init(void *s, size_t size);
+
 /* The caller's struct_size (the first member of every struct of the rule),
  * checked: CLATTN_EINVAL when it is below `first_size`, the struct's size
  * in the first version of the API that had the field (the struct was not

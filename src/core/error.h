@@ -18,10 +18,13 @@ void clattn_detail_append(const char *text);
 void clattn_clear_error(void);
 
 /* Returns early from a public function when a condition on its arguments fails. */
-#define CLATTN_CHECK_ARG(cond)                                                             \
-    do {                                                                                    \
-        if (!(cond))                                                                        \
-            return clattn_fail(CLATTN_EINVAL, "%s: invalid argument: %s", __func__, #cond); \
+#define CLATTN_CHECK_ARG(cond) CLATTN_CHECK_ARG_OF(__func__, cond)
+/* The same in a helper that checks on behalf of the public function `func`,
+ * whose name the detail gives. */
+#define CLATTN_CHECK_ARG_OF(func, cond)                                                \
+    do {                                                                                \
+        if (!(cond))                                                                    \
+            return clattn_fail(CLATTN_EINVAL, "%s: invalid argument: %s", func, #cond); \
     } while (0)
 
 /* Nonzero when a * b overflows size_t; otherwise *out = a * b. */

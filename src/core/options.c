@@ -9,10 +9,8 @@
 
 void clattn_default_options(clattn_options *opts)
 {
-    if (!opts)
+    if (!abi_init(opts, sizeof *opts))
         return;
-    memset(opts, 0, sizeof *opts);
-    opts->struct_size = sizeof *opts;
     opts->causal = CLATTN_CAUSAL_NONE;
     opts->scale = 0.0f;
     opts->path = CLATTN_PATH_AUTO;

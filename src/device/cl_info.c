@@ -33,6 +33,22 @@ int extension_listed(const char *extensions, const char *name)
     return 0;
 }
 
+int cl_info_extensions(cl_device_id dev, struct cl_extensions *out)
+{
+    char *ext = NULL;
+    int rc = cl_info_string_alloc(dev, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &ext);
+    if (rc)
+        return rc;
+    out->fp16 = extension_listed(ext, "cl_khr_fp16");
+    out->subgroups_khr = extension_listed(ext, "cl_khr_subgroups");
+    out->subgroups_intel = extension_listed(ext, "cl_intel_subgroups");
+    out->nv_attributes = extension_listed(ext, "cl_nv_device_attribute_query");
+    out->amd_attributes = extension_listed(ext, "cl_amd_device_attribute_query");
+    out->intel_attributes = extension_listed(ext, "cl_intel_device_attribute_query");
+    free(ext);
+    return 0;
+}
+
 clattn_vendor vendor_of(cl_uint vendor_id, const char *vendor)
 {
     if (vendor_id == 0x10de || contains_nocase(vendor, "nvidia"))

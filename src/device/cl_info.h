@@ -25,6 +25,18 @@ uint64_t cl_info_vendor_uint(cl_device_id dev, cl_uint param);
 
 /* Nonzero when `name` appears as a whole word in the space-separated list. */
 int extension_listed(const char *extensions, const char *name);
+
+/* The extensions of a device that clattn looks for. */
+struct cl_extensions {
+    int fp16;                       /* cl_khr_fp16 */
+    int subgroups_khr;              /* cl_khr_subgroups */
+    int subgroups_intel;            /* cl_intel_subgroups */
+    int nv_attributes;              /* cl_nv_device_attribute_query */
+    int amd_attributes;             /* cl_amd_device_attribute_query */
+    int intel_attributes;           /* cl_intel_device_attribute_query */
+};
+/* Reads them from CL_DEVICE_EXTENSIONS; 0 or a recorded error. */
+int cl_info_extensions(cl_device_id dev, struct cl_extensions *out);
 /* Nonzero when `needle` occurs in `haystack`, ignoring ASCII case. */
 int contains_nocase(const char *haystack, const char *needle);
 /* The vendor from a PCI vendor id or, failing that, the vendor string. */

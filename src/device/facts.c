@@ -45,18 +45,11 @@ int device_memory_limits(cl_device_id dev, clattn_figure *capacity, clattn_figur
 
 static int read_extensions(cl_device_id dev, struct device_facts *f)
 {
-    char *ext = NULL;
-    int rc = cl_info_string_alloc(dev, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &ext);
-    if (rc)
-        return rc;
-    f->fp16_advertised = extension_listed(ext, "cl_khr_fp16");
-    f->subgroups_khr = extension_listed(ext, "cl_khr_subgroups");
-    f->subgroups_intel = extension_listed(ext, "cl_intel_subgroups");
-    if (extension_listed(ext, "cl_nv_device_attribute_query"))
+    int rc = cl_info_extensions(dev, &f->extensions);
+    if (rc == 0 && f->extensions.nv_attributes)
         f->nv_cc = (int)(cl_info_vendor_uint(dev, NV_COMPUTE_CAPABILITY_MAJOR) * 10 +
                          cl_info_vendor_uint(dev, NV_COMPUTE_CAPABILITY_MINOR));
-    free(ext);
-    return 0;
+    return rc;
 }
 
 cl_ulong nv_static_local_bytes(int cc)

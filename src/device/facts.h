@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "clattn/device.h"
+#include "device/cl_info.h"
 #include "device/identity.h"
 
 struct device_facts {
@@ -20,8 +21,7 @@ struct device_facts {
     int is_pocl;                  /* the platform is PoCL (its compiler's quirks) */
     clattn_vendor vendor;
     int nv_cc;                    /* NVIDIA compute capability x 10 (90 = sm_90), else 0 */
-    int fp16_advertised;          /* cl_khr_fp16 */
-    int subgroups_khr, subgroups_intel;
+    struct cl_extensions extensions;
     cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
     cl_ulong static_local_mem;    /* __local bytes a kernel may declare in arrays of
                                    * fixed size: local_mem, except on NVIDIA, whose

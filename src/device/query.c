@@ -139,25 +139,24 @@ static int query_numbers(cl_device_id dev, clattn_device_props *p)
 /* Extensions: fp16, sub-groups, vendor attribute queries. */
 static int query_extensions(cl_device_id dev, clattn_device_props *p)
 {
-    char *ext = NULL;
-    int rc = cl_info_string_alloc(dev, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &ext);
+    struct cl_extensions ext;
+    int rc = cl_info_extensions(dev, &ext);
     if (rc)
         return rc;
-    p->fp16_advertised = extension_listed(ext, "cl_khr_fp16");
-    p->subgroups_khr = extension_listed(ext, "cl_khr_subgroups");
-    p->subgroups_intel = extension_listed(ext, "cl_intel_subgroups");
+    p->fp16_advertised = ext.fp16;
+    p->subgroups_khr = ext.subgroups_khr;
+    p->subgroups_intel = ext.subgroups_intel;
     if (p->cl_major * 10 + p->cl_minor >= 21) {
         cl_uint n = 0;
         if (clGetDeviceInfo(dev, DEVICE_MAX_NUM_SUB_GROUPS, sizeof n, &n, NULL) == CL_SUCCESS)
             p->max_sub_groups = n;
     }
-    if (extension_listed(ext, "cl_nv_device_attribute_query"))
+    if (ext.nv_attributes)
         query_nv(dev, p);
-    if (extension_listed(ext, "cl_amd_device_attribute_query"))
+    if (ext.amd_attributes)
         query_amd(dev, p);
-    if (extension_listed(ext, "cl_intel_device_attribute_query"))
+    if (ext.intel_attributes)
         query_intel(dev, p);
-    free(ext);
     return 0;
 }
 

@@ -404,22 +404,9 @@ int fused_workspace_bytes(clattn_ctx *ctx, const struct attention_call *c, uint6
     return CLATTN_OK;
 }
 
-/* A buffer of `bytes` zeros: the arrival counters start at 0, and each
- * call's last groups put them back. */
-static cl_mem zeroed_buffer(clattn_ctx *ctx, uint64_t bytes, cl_int *err)
-{
-    void *zeros = calloc(1, (size_t)bytes);
-    if (!zeros) {
-        *err = CL_OUT_OF_HOST_MEMORY;
-        return NULL;
-    }
-    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                              (size_t)bytes, zeros, err);
-    free(zeros);
-    return m;
-}
-
-/* The workspace buffers, kept between calls; a larger request replaces them. */
+/* The workspace buffers, kept between calls; a larger request replaces them.
+ * The arrival counters start at 0, and each call's last groups put them
+ * back. */
 static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[FUSED_PARTS],
                          cl_mem out[FUSED_PARTS])
 {
@@ -428,36 +415,20 @@ static int workspace_get(clattn_ctx *ctx, const uint64_t bytes[FUSED_PARTS],
         out[i] = NULL;
         if (!bytes[i])
             continue;
-        if (f->part[i] && f->part_bytes[i] >= bytes[i]) {
-            out[i] = f->part[i];
-            continue;
-        }
-        if (f->part[i])
-            clReleaseMemObject(f->part[i]);
-        f->part[i] = NULL;
-        f->part_bytes[i] = 0;
-        cl_int err;
-        f->part[i] = i == FUSED_PART_COUNTERS ? zeroed_buffer(ctx, bytes[i], &err)
-                            : clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes[i], NULL, &err);
-        if (err != CL_SUCCESS) {
-            f->part[i] = NULL;
+        int rc = kept_buffer_get(ctx->context, &f->part[i], bytes[i], i == FUSED_PART_COUNTERS,
+                                 "clCreateBuffer(split-KV workspace)", &out[i]);
+        if (rc < 0) {
             fused_state_release(f);
-            return clattn_fail_cl(err, "clCreateBuffer(split-KV workspace)");
+            return rc;
         }
-        f->part_bytes[i] = bytes[i];
-        out[i] = f->part[i];
     }
     return CLATTN_OK;
 }
 
 void fused_state_release(struct fused_state *f)
 {
-    for (int i = 0; i < FUSED_PARTS; i++) {
-        if (f->part[i])
-            clReleaseMemObject(f->part[i]);
-        f->part[i] = NULL;
-        f->part_bytes[i] = 0;
-    }
+    for (int i = 0; i < FUSED_PARTS; i++)
+        kept_buffer_release(&f->part[i]);
 }
 
 static void note_plan(const struct attention_call *c, const struct fused_plan *plan)

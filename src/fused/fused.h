@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "context/call.h"
+#include "context/kept_buffer.h"
 #include "fused/kernel.h"
 
 /* Probe builds per context, indexed by clattn_fused_kernel. */
@@ -38,9 +39,8 @@ struct fused_state {
     struct fused_plan memo;
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
     char plan_failure[200];                 /* fused_cannot_plan's last reason */
-    cl_mem part[FUSED_PARTS];               /* split-KV workspace: partial O, (max, sum),
+    struct kept_buffer part[FUSED_PARTS];   /* split-KV workspace: partial O, (max, sum),
                                              * the merging kernels' arrival counters */
-    uint64_t part_bytes[FUSED_PARTS];
 };
 
 /* The kernel, tiles and split the fused path would use for call `c`; a

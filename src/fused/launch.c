@@ -58,6 +58,15 @@ static void arg_i32(struct args *a, int v)
     arg(a, sizeof x, &x);
 }
 
+/* B, Nq, Nk and H, in the order both argument lists take them. */
+static void arg_sizes(struct args *a, const clattn_shape *s)
+{
+    arg_u32(a, s->batch);
+    arg_u32(a, s->q_len);
+    arg_u32(a, s->kv_len);
+    arg_u32(a, s->heads);
+}
+
 /* cl/include/fused_grid.clh's FUSED_VARIANT_PARAMS: the variants'
  * arguments, whatever the call asks (a kernel reads those its bits name). */
 static void fused_variant_args(struct args *a, const struct attention_call *c)
@@ -98,10 +107,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_layout(&a, &c->kl);
     arg_layout(&a, &c->vl);
     arg_layout(&a, &c->ol);
-    arg_u32(&a, s->batch);
-    arg_u32(&a, s->q_len);
-    arg_u32(&a, s->kv_len);
-    arg_u32(&a, s->heads);
+    arg_sizes(&a, s);
     arg_u32(&a, s->kv_heads);
     arg_u32(&a, plan->n_rtiles);
     arg_u32(&a, plan->splits);
@@ -169,10 +175,7 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     arg_mem(&a, c->kv_lens);
     arg_mem(&a, c->q_lens);
     arg_layout(&a, &c->ol);
-    arg_u32(&a, s->batch);
-    arg_u32(&a, s->q_len);
-    arg_u32(&a, s->kv_len);
-    arg_u32(&a, s->heads);
+    arg_sizes(&a, s);
     arg_u32(&a, plan->splits);
     arg_i32(&a, c->opts->window_left);
     arg_i32(&a, c->opts->window_right);

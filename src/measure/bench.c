@@ -3,6 +3,7 @@
  * library's one timing loop (core/timing.h), median and spread, and the
  * launch geometry they share. */
 #include <math.h>
+#include <stdio.h>
 
 #include "core/timing.h"
 #include "measure/measure.h"
@@ -116,6 +117,20 @@ int measure_rate(struct bench *b, const struct workload *w, clattn_stat *rate)
         samples[r] = w->units_per_work * work / samples[r];
     *rate = measure_stat_of(samples, times.n);
     return 0;
+}
+
+int measure_rate_with(struct bench *b, const struct workload *w, const char *kernel,
+                      const struct bench_arg *args, size_t n_args, clattn_stat *rate)
+{
+    for (size_t i = 0; i < n_args; i++) {
+        cl_int err = clSetKernelArg(w->kernel, args[i].index, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) {
+            char call[96];
+            snprintf(call, sizeof call, "clSetKernelArg(%s)", kernel);
+            return clattn_fail_cl(err, call);
+        }
+    }
+    return measure_rate(b, w, rate);
 }
 
 size_t bench_group_size(const struct bench *b)

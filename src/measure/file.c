@@ -14,10 +14,8 @@
 
 void clattn_measurement_init(clattn_measurement *m)
 {
-    if (!m)
+    if (!abi_init(m, sizeof *m))
         return;
-    memset(m, 0, sizeof *m);
-    m->struct_size = sizeof *m;
 }
 
 void measurement_set_identity(clattn_measurement *m, const struct device_identity *id)

@@ -4,6 +4,7 @@
  * it alone. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,68 @@
 #include "core/error.h"
 #include "measure/file_text.h"
 
+/* The file's keys in the order they are written, each a field of
+ * clattn_measurement of one kind; "format" comes first and the "sweep"
+ * points last, a line each. */
+enum field_kind {
+    FIELD_NAME,   /* a string the driver reported */
+    FIELD_TIME,   /* int64_t, a non-negative count of seconds */
+    FIELD_FLAG,   /* int, 0 or 1 */
+    FIELD_DOUBLE, /* double */
+    FIELD_U64,    /* uint64_t */
+    FIELD_STAT,   /* clattn_stat: median min max samples */
+    FIELD_STATUS, /* int, 0 or a CLATTN_E* code */
+};
+
+struct field {
+    const char *key;
+    enum field_kind kind;
+    size_t offset, size;
+};
+
+#define FIELD(name, kind) \
+    { #name, kind, offsetof(clattn_measurement, name), sizeof(((clattn_measurement *)0)->name) }
+static const struct field fields[] = {
+    FIELD(device_name, FIELD_NAME),
+    FIELD(driver_version, FIELD_NAME),
+    FIELD(platform_version, FIELD_NAME),
+    FIELD(unix_time, FIELD_TIME),
+    FIELD(quick, FIELD_FLAG),
+    FIELD(seconds, FIELD_DOUBLE),
+    FIELD(bandwidth_buffer_bytes, FIELD_U64),
+    FIELD(bandwidth, FIELD_STAT),
+    FIELD(flops_f32, FIELD_STAT),
+    FIELD(flops_f16, FIELD_STAT),
+    FIELD(flops_tensor_f16, FIELD_STAT),
+    FIELD(flops_wgmma_f16, FIELD_STAT),
+    FIELD(wgmma_status, FIELD_STATUS),
+    FIELD(launch_latency_s, FIELD_STAT),
+    FIELD(launch_roundtrip_s, FIELD_STAT),
+    FIELD(sweep_plateau, FIELD_DOUBLE),
+    FIELD(sweep_floor, FIELD_DOUBLE),
+    FIELD(cache_bytes, FIELD_U64),
+};
+#undef FIELD
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
 static void write_stat(FILE *f, const char *key, const clattn_stat *s)
 {
     fprintf(f, "%s=%.17g %.17g %.17g %u\n", key, s->median, s->min, s->max, s->samples);
+}
+
+static void write_field(FILE *f, const struct field *k, const void *p)
+{
+    switch (k->kind) {
+    case FIELD_NAME: fprintf(f, "%s=%s\n", k->key, (const char *)p); break;
+    case FIELD_TIME: fprintf(f, "%s=%lld\n", k->key, (long long)*(const int64_t *)p); break;
+    case FIELD_FLAG:
+    case FIELD_STATUS: fprintf(f, "%s=%d\n", k->key, *(const int *)p); break;
+    case FIELD_DOUBLE: fprintf(f, "%s=%.17g\n", k->key, *(const double *)p); break;
+    case FIELD_U64:
+        fprintf(f, "%s=%llu\n", k->key, (unsigned long long)*(const uint64_t *)p);
+        break;
+    case FIELD_STAT: write_stat(f, k->key, p); break;
+    }
 }
 
 void measurement_format(FILE *f, const clattn_measurement *m)
@@ -21,21 +81,8 @@ void measurement_format(FILE *f, const clattn_measurement *m)
     fprintf(f, "# clattn device measurement (clattn devices --measure)\n"
                "# stats: median min max samples; bandwidth in bytes/s\n"
                "format=1\n");
-    fprintf(f, "device_name=%s\ndriver_version=%s\nplatform_version=%s\n", m->device_name,
-            m->driver_version, m->platform_version);
-    fprintf(f, "unix_time=%lld\nquick=%d\nseconds=%.17g\n", (long long)m->unix_time, m->quick,
-            m->seconds);
-    fprintf(f, "bandwidth_buffer_bytes=%llu\n", (unsigned long long)m->bandwidth_buffer_bytes);
-    write_stat(f, "bandwidth", &m->bandwidth);
-    write_stat(f, "flops_f32", &m->flops_f32);
-    write_stat(f, "flops_f16", &m->flops_f16);
-    write_stat(f, "flops_tensor_f16", &m->flops_tensor_f16);
-    write_stat(f, "flops_wgmma_f16", &m->flops_wgmma_f16);
-    fprintf(f, "wgmma_status=%d\n", m->wgmma_status);
-    write_stat(f, "launch_latency_s", &m->launch_latency_s);
-    write_stat(f, "launch_roundtrip_s", &m->launch_roundtrip_s);
-    fprintf(f, "sweep_plateau=%.17g\nsweep_floor=%.17g\ncache_bytes=%llu\n", m->sweep_plateau,
-            m->sweep_floor, (unsigned long long)m->cache_bytes);
+    for (size_t i = 0; i < N_FIELDS; i++)
+        write_field(f, &fields[i], (const char *)m + fields[i].offset);
     /* One line per point: footprint, then the read bandwidth's stat. */
     for (uint32_t i = 0; i < m->n_sweep && i < CLATTN_SWEEP_MAX; i++) {
         const clattn_stat *s = &m->sweep[i].bandwidth;
@@ -88,75 +135,68 @@ static int parse_double(const char *v, double *out)
     return end == v || *end != '\0' ? -1 : 0;
 }
 
+/* A CLATTN_E* code: 0 or a small negative number. */
+static int parse_status(const char *v, int *out)
+{
+    long s;
+    char tail;
+    if (sscanf(v, "%ld %c", &s, &tail) != 1 || s > 0 || s < -1000)
+        return -1;
+    *out = (int)s;
+    return 0;
+}
+
+static int parse_field(const struct field *k, const char *v, void *p)
+{
+    uint64_t u = 0;
+    int bad;
+    switch (k->kind) {
+    case FIELD_NAME: return parse_name(v, p, k->size);
+    case FIELD_TIME:
+        bad = parse_u64(v, &u);
+        *(int64_t *)p = (int64_t)u;
+        return bad;
+    case FIELD_FLAG:
+        bad = parse_u64(v, &u);
+        *(int *)p = u != 0;
+        return bad;
+    case FIELD_DOUBLE: return parse_double(v, p);
+    case FIELD_U64: return parse_u64(v, p);
+    case FIELD_STAT: return parse_stat(v, p);
+    case FIELD_STATUS: return parse_status(v, p);
+    }
+    return -1;
+}
+
+/* One point of the sweep: footprint, then the bandwidth's stat. */
+static int parse_sweep_point(const char *v, clattn_measurement *m)
+{
+    unsigned long long footprint;
+    int used = 0;
+    if (m->n_sweep >= CLATTN_SWEEP_MAX || sscanf(v, "%llu %n", &footprint, &used) != 1)
+        return -1;
+    clattn_sweep_point *p = &m->sweep[m->n_sweep];
+    p->footprint_bytes = footprint;
+    if (parse_stat(v + used, &p->bandwidth))
+        return -1;
+    m->n_sweep++;
+    return 0;
+}
+
 /* One "key=value" line into *m; unknown keys are skipped (newer files). */
 static int parse_line(char *key, const char *v, clattn_measurement *m, int *format)
 {
-    uint64_t u = 0;
     if (!strcmp(key, "format")) {
+        uint64_t u = 0;
         int bad = parse_u64(v, &u);
         *format = bad || u > 1000 ? -1 : (int)u;
         return bad;
     }
-    if (!strcmp(key, "device_name"))
-        return parse_name(v, m->device_name, sizeof m->device_name);
-    if (!strcmp(key, "driver_version"))
-        return parse_name(v, m->driver_version, sizeof m->driver_version);
-    if (!strcmp(key, "platform_version"))
-        return parse_name(v, m->platform_version, sizeof m->platform_version);
-    if (!strcmp(key, "unix_time")) {
-        int bad = parse_u64(v, &u);
-        m->unix_time = (int64_t)u;
-        return bad;
-    }
-    if (!strcmp(key, "quick")) {
-        int bad = parse_u64(v, &u);
-        m->quick = u != 0;
-        return bad;
-    }
-    if (!strcmp(key, "seconds"))
-        return parse_double(v, &m->seconds);
-    if (!strcmp(key, "bandwidth_buffer_bytes"))
-        return parse_u64(v, &m->bandwidth_buffer_bytes);
-    if (!strcmp(key, "bandwidth"))
-        return parse_stat(v, &m->bandwidth);
-    if (!strcmp(key, "flops_f32"))
-        return parse_stat(v, &m->flops_f32);
-    if (!strcmp(key, "flops_f16"))
-        return parse_stat(v, &m->flops_f16);
-    if (!strcmp(key, "flops_tensor_f16"))
-        return parse_stat(v, &m->flops_tensor_f16);
-    if (!strcmp(key, "flops_wgmma_f16"))
-        return parse_stat(v, &m->flops_wgmma_f16);
-    if (!strcmp(key, "wgmma_status")) {
-        /* A CLATTN_E* code: 0 or a small negative number. */
-        long s;
-        char tail;
-        if (sscanf(v, "%ld %c", &s, &tail) != 1 || s > 0 || s < -1000)
-            return -1;
-        m->wgmma_status = (int)s;
-        return 0;
-    }
-    if (!strcmp(key, "launch_latency_s"))
-        return parse_stat(v, &m->launch_latency_s);
-    if (!strcmp(key, "launch_roundtrip_s"))
-        return parse_stat(v, &m->launch_roundtrip_s);
-    if (!strcmp(key, "sweep_plateau"))
-        return parse_double(v, &m->sweep_plateau);
-    if (!strcmp(key, "sweep_floor"))
-        return parse_double(v, &m->sweep_floor);
-    if (!strcmp(key, "cache_bytes"))
-        return parse_u64(v, &m->cache_bytes);
-    if (!strcmp(key, "sweep")) {
-        unsigned long long footprint;
-        int used = 0;
-        if (m->n_sweep >= CLATTN_SWEEP_MAX || sscanf(v, "%llu %n", &footprint, &used) != 1)
-            return -1;
-        clattn_sweep_point *p = &m->sweep[m->n_sweep];
-        p->footprint_bytes = footprint;
-        if (parse_stat(v + used, &p->bandwidth))
-            return -1;
-        m->n_sweep++;
-    }
+    if (!strcmp(key, "sweep"))
+        return parse_sweep_point(v, m);
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (!strcmp(key, fields[i].key))
+            return parse_field(&fields[i], v, (char *)m + fields[i].offset);
     return 0;
 }
 

@@ -12,10 +12,8 @@
 
 void clattn_default_measure_options(clattn_measure_options *opts)
 {
-    if (!opts)
+    if (!abi_init(opts, sizeof *opts))
         return;
-    memset(opts, 0, sizeof *opts);
-    opts->struct_size = sizeof *opts;
     opts->repetitions = 7;
     opts->sweep = 1;
 }
@@ -105,13 +103,9 @@ static int measure_flops(struct bench *b, int fp16, clattn_stat *out)
         goto release_kernel;
     }
     const float half_value = 0.5f;
-    err = clSetKernelArg(k, 0, sizeof sink, &sink);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof half_value, &half_value);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 3, sizeof half_value, &half_value);
-    rc = err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_fma)")
-                           : measure_rate(b, &w, out);
+    const struct bench_arg args[] = { BENCH_ARG(0, sink), BENCH_ARG(2, half_value),
+                                      BENCH_ARG(3, half_value) };
+    rc = MEASURE_RATE_WITH(b, &w, "measure_fma", args, out);
     clReleaseMemObject(sink);
 release_kernel:
     clReleaseKernel(k);
@@ -143,11 +137,8 @@ static int measure_tensor(struct bench *b, clattn_stat *out)
         return clattn_fail_cl(err, "clCreateBuffer(measure mma)");
     }
     const cl_uint seed = 0x1234u;
-    err = clSetKernelArg(k, 0, sizeof sink, &sink);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof seed, &seed);
-    rc = err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_mma)")
-                           : measure_rate(b, &w, out);
+    const struct bench_arg args[] = { BENCH_ARG(0, sink), BENCH_ARG(2, seed) };
+    rc = MEASURE_RATE_WITH(b, &w, "measure_mma", args, out);
     clReleaseMemObject(sink);
     clReleaseKernel(k);
     return rc;
@@ -169,19 +160,10 @@ static int measure_bandwidth(struct bench *b, uint64_t bytes, clattn_stat *out)
     /* GPU: grid-stride (coalesced); CPU: a contiguous run per work-item. */
     cl_uint item_stride = b->is_cpu ? count : 1, step = b->is_cpu ? 1 : (cl_uint)w.global;
     w.units_per_work = 2.0 * 16 * n;
-    cl_int err = clSetKernelArg(k, 0, sizeof src, &src);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 1, sizeof dst, &dst);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof n, &n);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 3, sizeof item_stride, &item_stride);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 4, sizeof step, &step);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 5, sizeof count, &count);
-    rc = err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_copy)")
-                           : measure_rate(b, &w, out);
+    const struct bench_arg args[] = { BENCH_ARG(0, src),  BENCH_ARG(1, dst),
+                                      BENCH_ARG(2, n),    BENCH_ARG(3, item_stride),
+                                      BENCH_ARG(4, step), BENCH_ARG(5, count) };
+    rc = MEASURE_RATE_WITH(b, &w, "measure_copy", args, out);
 release:
     if (dst)
         clReleaseMemObject(dst);
@@ -231,7 +213,7 @@ static int run_steps(struct bench *b, clattn_measurement *m)
      * clattn_device_props.fp16_builds): elsewhere the compiler's errors
      * would reach the caller's stderr. */
     const struct device_facts *dev = &b->ctx->dev;
-    if ((dev->fp16_advertised || dev->vendor == CLATTN_VENDOR_NVIDIA) &&
+    if ((dev->extensions.fp16 || dev->vendor == CLATTN_VENDOR_NVIDIA) &&
         (rc = measure_flops(b, 1, &m->flops_f16)))
         return rc;
     bench_progress(b, "tensor-core rate");

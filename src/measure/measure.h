@@ -78,6 +78,22 @@ void bench_progress(struct bench *b, const char *stage);
  * times b->repetitions runs: *rate is units per second. */
 int measure_rate(struct bench *b, const struct workload *w, clattn_stat *rate);
 
+/* One of a kernel's fixed arguments: BENCH_ARG(index, variable). */
+struct bench_arg {
+    cl_uint index;
+    size_t size;
+    const void *value;
+};
+#define BENCH_ARG(index, var) { (index), sizeof(var), &(var) }
+
+/* measure_rate once the kernel's fixed arguments are set; a failure to set
+ * one is recorded as clSetKernelArg(<kernel>). MEASURE_RATE_WITH counts the
+ * array. */
+int measure_rate_with(struct bench *b, const struct workload *w, const char *kernel,
+                      const struct bench_arg *args, size_t n_args, clattn_stat *rate);
+#define MEASURE_RATE_WITH(b, w, kernel, args, rate) \
+    measure_rate_with((b), (w), (kernel), (args), sizeof(args) / sizeof((args)[0]), (rate))
+
 /* Work-items per group, and work-items that fill the device: several groups
  * per compute unit. */
 size_t bench_group_size(const struct bench *b);

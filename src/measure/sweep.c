@@ -36,7 +36,6 @@ static int measure_footprint(struct bench *b, cl_kernel k, cl_mem buf, uint64_t 
 {
     const size_t local = bench_group_size(b);
     size_t global = bench_filling_global(b);
-    cl_int err = clSetKernelArg(k, 0, sizeof buf, &buf);
     if (b->is_cpu) {
         uint64_t n = bytes / 64;
         struct runs_state s = { n, global, 0 };
@@ -44,22 +43,18 @@ static int measure_footprint(struct bench *b, cl_kernel k, cl_mem buf, uint64_t 
         double warm = fmin(ceil((double)n / (double)global) + 4, 1u << 24);
         struct workload w = { k, global, local, 4, 4, (cl_uint)warm, 1u << 24,
                               64.0 * global, runs_before_launch, &s };
-        cl_uint n32 = (cl_uint)n;
-        if (err == CL_SUCCESS)
-            err = clSetKernelArg(k, 2, sizeof n32, &n32);
-        return err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_read_runs)")
-                                 : measure_rate(b, &w, out);
+        const cl_uint n32 = (cl_uint)n;
+        const struct bench_arg args[] = { BENCH_ARG(0, buf), BENCH_ARG(2, n32) };
+        return MEASURE_RATE_WITH(b, &w, "measure_read_runs", args, out);
     }
     uint64_t n = bytes / 16;
     uint64_t groups_needed = (n / 4 + local - 1) / local;
     if (global > groups_needed * local)
         global = groups_needed * local;
     struct workload w = { k, global, local, 3, 1, 1, 1u << 24, 16.0 * n, NULL, NULL };
-    cl_uint n32 = (cl_uint)n;
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof n32, &n32);
-    return err != CL_SUCCESS ? clattn_fail_cl(err, "clSetKernelArg(measure_read)")
-                             : measure_rate(b, &w, out);
+    const cl_uint n32 = (cl_uint)n;
+    const struct bench_arg args[] = { BENCH_ARG(0, buf), BENCH_ARG(2, n32) };
+    return MEASURE_RATE_WITH(b, &w, "measure_read", args, out);
 }
 
 /* Footprints from lo to hi: powers of two and the midpoints 1.5 x between. */

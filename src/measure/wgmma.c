@@ -44,17 +44,11 @@ static int run_wgmma(struct bench *b, clattn_ctx *sub, clattn_stat *out)
         goto release_kernel;
     }
     const cl_uint seed = 0x1234u;
-    err = clSetKernelArg(k, 0, sizeof sink, &sink);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof seed, &seed);
-    if (err != CL_SUCCESS) {
-        rc = clattn_fail_cl(err, "clSetKernelArg(measure_wgmma)");
-    } else {
-        struct bench own = *b;
-        own.ctx = sub;
-        own.profiling = 1;
-        rc = measure_rate(&own, &w, out);
-    }
+    const struct bench_arg args[] = { BENCH_ARG(0, sink), BENCH_ARG(2, seed) };
+    struct bench own = *b;
+    own.ctx = sub;
+    own.profiling = 1;
+    rc = MEASURE_RATE_WITH(&own, &w, "measure_wgmma", args, out);
     clReleaseMemObject(sink);
 release_kernel:
     clReleaseKernel(k);

@@ -110,6 +110,16 @@ static int load_shape(const clattn_shape *s, struct dims *x, struct tensors *t)
     return CLATTN_OK;
 }
 
+/* The start of the public function `func` of one shape: clears the error,
+ * checks its out-pointer and loads the shape. */
+static int begin_shape(const char *func, const clattn_shape *s, const void *out, struct dims *x,
+                       struct tensors *t)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG_OF(func, out);
+    return load_shape(s, x, t);
+}
+
 /* -------------------------------------------------------------- Q1 traffic */
 
 /* Per head the query head works alone: its Q and O, its group's K and V
@@ -143,11 +153,9 @@ static int all_heads_traffic(const struct tensors *t, clattn_traffic *out)
 
 int clattn_model_traffic(const clattn_shape *shape, clattn_traffic *out)
 {
-    clattn_clear_error();
-    struct dims x;
-    struct tensors t;
-    CLATTN_CHECK_ARG(out);
-    int rc = load_shape(shape, &x, &t);
+    struct dims x = { 0 };
+    struct tensors t = { 0 };
+    int rc = begin_shape(__func__, shape, out, &x, &t);
     if (rc < 0)
         return rc;
     if (head_traffic(&x, out) || all_heads_traffic(&t, out))
@@ -682,11 +690,9 @@ static int blocks_of(const struct dims *x, clattn_causal causal, const struct va
 int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
                                size_t block_m, size_t block_n, clattn_causal_blocks *out)
 {
-    clattn_clear_error();
-    struct dims x;
-    struct tensors t;
-    CLATTN_CHECK_ARG(out);
-    int rc = load_shape(shape, &x, &t);
+    struct dims x = { 0 };
+    struct tensors t = { 0 };
+    int rc = begin_shape(__func__, shape, out, &x, &t);
     if (rc < 0)
         return rc;
     return blocks_of(&x, causal, &no_variant, block_m, block_n, out);
@@ -1009,10 +1015,8 @@ int clattn_model_predict(const clattn_model_problem *problem, const clattn_model
 
 void clattn_model_default_variant(clattn_model_variant *variant)
 {
-    if (!variant)
+    if (!abi_init(variant, sizeof *variant))
         return;
-    *variant = (clattn_model_variant){ 0 };
-    variant->struct_size = sizeof *variant;
     variant->window_left = variant->window_right = -1;
     variant->mask_kind = CLATTN_MASK_NONE;
     variant->mask_dtype = CLATTN_F32;

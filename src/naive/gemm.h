@@ -84,7 +84,12 @@ int gemm_enqueue(clattn_ctx *ctx, const struct gemm_desc *g, int use_clblast);
  * otherwise. */
 int naive_cpu_shaped(const clattn_ctx *ctx, const int *params);
 
-/* The built-in backends share cl/naive/gemm.cl's argument list. */
-cl_int gemm_set_standard_args(cl_kernel kern, const struct gemm_desc *g);
+/* The built-in backends share cl/naive/gemm.cl's argument list: sets it on
+ * `kern` for `g`, enqueues `dims` dimensions of work-groups on `queue` and
+ * releases the kernel. `label` ("gemm_batched cpu") names the kernel in the
+ * recorded error. */
+int gemm_enqueue_standard(cl_command_queue queue, cl_kernel kern, const struct gemm_desc *g,
+                          cl_uint dims, const size_t *global, const size_t *local,
+                          const char *label);
 
 #endif

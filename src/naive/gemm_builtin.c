@@ -93,19 +93,10 @@ static int enqueue_cpu(clattn_ctx *ctx, const struct gemm_desc *g, const struct 
     int rc = kernel_get(ctx, "naive/gemm_cpu.cl", opts, "gemm_batched", &kern);
     if (rc < 0)
         return rc;
-    cl_int err = gemm_set_standard_args(kern, g);
-    if (err != CL_SUCCESS) {
-        clReleaseKernel(kern);
-        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched cpu)");
-    }
     size_t local[3] = { 1, 1, 1 };
     size_t global[3] = { div_up(g->n, 16 * t->nv * t->ns), div_up(g->m, t->rm * t->rb),
                          g->batch };
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
-    clReleaseKernel(kern);
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched cpu)");
-    return CLATTN_OK;
+    return gemm_enqueue_standard(ctx->queue, kern, g, 3, global, local, "gemm_batched cpu");
 }
 
 /* GPU tiles: 8 x 8 outputs per work-item (a 128 x 128 tile) where M and N
@@ -120,19 +111,10 @@ static int enqueue_gpu(clattn_ctx *ctx, const struct gemm_desc *g)
     int rc = kernel_get(ctx, "naive/gemm.cl", opts, "gemm_batched", &kern);
     if (rc < 0)
         return rc;
-    cl_int err = gemm_set_standard_args(kern, g);
-    if (err != CL_SUCCESS) {
-        clReleaseKernel(kern);
-        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched)");
-    }
     /* 16 TM x 16 TN tiles of C, 16 x 16 work-items each. */
     size_t local[3] = { 16, 16, 1 };
     size_t global[3] = { div_up(g->n, 16 * tn) * 16, div_up(g->m, 16 * tm) * 16, g->batch };
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 3, NULL, global, local, 0, NULL, NULL);
-    clReleaseKernel(kern);
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched)");
-    return CLATTN_OK;
+    return gemm_enqueue_standard(ctx->queue, kern, g, 3, global, local, "gemm_batched");
 }
 
 static const char *cannot_run(const struct device_facts *dev, const struct gemm_desc *g)

@@ -85,7 +85,7 @@ static const char *cannot_run(const struct device_facts *dev, const struct gemm_
 {
     /* CLBlast refuses half precision unless the device advertises
      * cl_khr_fp16 (NVIDIA computes half but does not advertise it). */
-    if (g->dtype == CLATTN_F16 && !dev->fp16_advertised)
+    if (g->dtype == CLATTN_F16 && !dev->extensions.fp16)
         return "CLBlast's half precision needs cl_khr_fp16";
     struct chunks c;
     return plan_chunks(dev, g, &c);

@@ -120,20 +120,11 @@ static int enqueue(clattn_ctx *ctx, const struct gemm_desc *g)
     }
     if (rc < 0)
         return rc;
-    cl_int err = gemm_set_standard_args(kern, g);
-    if (err != CL_SUCCESS) {
-        clReleaseKernel(kern);
-        return clattn_fail_cl(err, "clSetKernelArg(gemm_batched nv-mma)");
-    }
     const size_t threads = 32 * (size_t)t.warps_m * t.warps_n;
     const size_t tiles = ((g->m + t.bm - 1) / t.bm) * ((g->n + t.bn - 1) / t.bn);
     size_t local[2] = { threads, 1 };
     size_t global[2] = { tiles * threads, g->batch };
-    err = clEnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, global, local, 0, NULL, NULL);
-    clReleaseKernel(kern);
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, "clEnqueueNDRangeKernel(gemm_batched nv-mma)");
-    return CLATTN_OK;
+    return gemm_enqueue_standard(ctx->queue, kern, g, 2, global, local, "gemm_batched nv-mma");
 }
 
 const struct gemm_backend gemm_nv_mma = {

@@ -171,43 +171,21 @@ static int enqueue_softmax(clattn_ctx *ctx, const struct attention_call *c, cons
     return CLATTN_OK;
 }
 
-/* The workspace stays with the context between calls (as a framework's
- * caching allocator keeps it): allocating 2 x 8 GiB for S and P per call
- * would time the allocator, not attention. A larger request replaces a
- * buffer; the in-order queue keeps one call's use ahead of the next one's. */
+/* The workspace stays with the context between calls (kept_buffer.h). */
 static int scratch_get(clattn_ctx *ctx, int which, size_t bytes, cl_mem *out)
 {
     static const char *const names[NAIVE_SCRATCH] = {
         "clCreateBuffer(S)", "clCreateBuffer(P)", "clCreateBuffer(Q copy)",
         "clCreateBuffer(K copy)", "clCreateBuffer(V copy)", "clCreateBuffer(O copy)",
     };
-    struct naive_state *n = &ctx->naive;
-    if (n->scratch[which] && n->scratch_bytes[which] >= bytes) {
-        *out = n->scratch[which];
-        return CLATTN_OK;
-    }
-    if (n->scratch[which]) {
-        clReleaseMemObject(n->scratch[which]);
-        n->scratch[which] = NULL;
-        n->scratch_bytes[which] = 0;
-    }
-    cl_int err;
-    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS)
-        return clattn_fail_cl(err, names[which]);
-    n->scratch[which] = *out = m;
-    n->scratch_bytes[which] = bytes;
-    return CLATTN_OK;
+    return kept_buffer_get(ctx->context, &ctx->naive.scratch[which], bytes, 0, names[which],
+                           out);
 }
 
 void naive_state_release(struct naive_state *n)
 {
-    for (int i = 0; i < NAIVE_SCRATCH; i++) {
-        if (n->scratch[i])
-            clReleaseMemObject(n->scratch[i]);
-        n->scratch[i] = NULL;
-        n->scratch_bytes[i] = 0;
-    }
+    for (int i = 0; i < NAIVE_SCRATCH; i++)
+        kept_buffer_release(&n->scratch[i]);
 }
 
 /* Copies tensor i (Q, K, V) of the caller's layout into `dst`, contiguous,
@@ -299,7 +277,7 @@ int naive_enqueue(clattn_ctx *ctx, const struct attention_call *c)
         return rc;
     }
     for (int i = 0; i < NAIVE_SCRATCH; i++)
-        c->info->allocated_bytes += ctx->naive.scratch_bytes[i];
+        c->info->allocated_bytes += ctx->naive.scratch[i].bytes;
 
     struct gemm_desc qk, pv;
     naive_gemms(s, c->scale, ops[0], ops[1], ops[2], ops[3], scores, probs, &qk, &pv);

@@ -8,13 +8,13 @@
 
 #include "naive/gemm.h"
 #include "context/call.h"
+#include "context/kept_buffer.h"
 
 /* What the path keeps in a context: S and P between calls (as a framework's
  * caching allocator keeps them), and the GEMM backends' probe results. */
 #define NAIVE_SCRATCH 6
 struct naive_state {
-    cl_mem scratch[NAIVE_SCRATCH]; /* S, P; contiguous copies of Q, K, V, O */
-    size_t scratch_bytes[NAIVE_SCRATCH];
+    struct kept_buffer scratch[NAIVE_SCRATCH]; /* S, P; contiguous copies of Q, K, V, O */
     struct gemm_state gemm;
 };
 

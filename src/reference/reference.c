@@ -166,6 +166,20 @@ static int reference_prepare(const clattn_shape *s, const clattn_options *opts,
     return CLATTN_OK;
 }
 
+/* The start of the public function `func`: clears the error, resolves and
+ * checks the options and checks the tensors. */
+static int reference_begin(const char *func, const clattn_shape *s, const clattn_options *opts,
+                           const void *q, const void *k, const void *v, const double *o,
+                           clattn_options *resolved)
+{
+    clattn_clear_error();
+    int rc = reference_prepare(s, opts, resolved);
+    if (rc < 0)
+        return rc;
+    CLATTN_CHECK_ARG_OF(func, q && k && v && o);
+    return CLATTN_OK;
+}
+
 /* Rows [i0, i0 + n) of query head h of sequence b into o (n x d_v, and
  * lse[0..n) where non-NULL). */
 static int reference_rows(const clattn_shape *s, const clattn_options *opts, const void *q,
@@ -205,12 +219,10 @@ static int reference_rows(const clattn_shape *s, const clattn_options *opts, con
 int clattn_reference_ex(const clattn_shape *s, const clattn_options *opts, const void *q,
                         const void *k, const void *v, double *o, double *lse)
 {
-    clattn_clear_error();
     clattn_options resolved;
-    int rc = reference_prepare(s, opts, &resolved);
+    int rc = reference_begin(__func__, s, opts, q, k, v, o, &resolved);
     if (rc < 0)
         return rc;
-    CLATTN_CHECK_ARG(q && k && v && o);
     const size_t dv = variants_head_dim_v(s, &resolved);
     for (size_t b = 0; b < s->batch && rc == CLATTN_OK; b++)
         for (size_t h = 0; h < s->heads && rc == CLATTN_OK; h++) {
@@ -225,12 +237,10 @@ int clattn_reference_rows(const clattn_shape *s, const clattn_options *opts, con
                           const void *k, const void *v, size_t batch, size_t head,
                           size_t first_row, size_t rows, double *o, double *lse)
 {
-    clattn_clear_error();
     clattn_options resolved;
-    int rc = reference_prepare(s, opts, &resolved);
+    int rc = reference_begin(__func__, s, opts, q, k, v, o, &resolved);
     if (rc < 0)
         return rc;
-    CLATTN_CHECK_ARG(q && k && v && o);
     CLATTN_CHECK_ARG(batch < s->batch && head < s->heads);
     CLATTN_CHECK_ARG(first_row <= s->q_len && rows <= s->q_len - first_row);
     return reference_rows(s, &resolved, q, k, v, batch, head, first_row, rows, o, lse);

@@ -353,6 +353,16 @@ static void *real_function(enum fault_fn fn)
         }                                                                           \
     } while (0)
 
+/* The body of a wrapper that only counts (and may fail) its call. */
+#define FORWARD(fn, ...) \
+    ENTER_STATUS(fn);    \
+    return REAL(fn)(__VA_ARGS__)
+
+/* The body of an enqueue: the event it returns, if any, is tracked. */
+#define ENQUEUE(fn, event, ...) \
+    ENTER_STATUS(fn);           \
+    return track_event(&call, REAL(fn)(__VA_ARGS__), event)
+
 /* ---------------------------------------------------------- lifetimes */
 
 static void report_if_finished(void);
@@ -453,6 +463,14 @@ static void mark_release_failed(const void *handle)
     pthread_mutex_unlock(&st.lock);
 }
 
+/* The body of a wrapper that creates an object of `kind` (tracked when
+ * made): a failure is NULL and *errcode_ret. */
+#define CREATE(fn, kind, errcode_ret, ...)                        \
+    ENTER_OBJECT(fn, errcode_ret);                                \
+    __typeof__(fn(__VA_ARGS__)) made = REAL(fn)(__VA_ARGS__);     \
+    track_new(&call, kind, made);                                 \
+    return made
+
 /* The body of clRetain<X>: retains only what is alive. */
 #define RETAIN(fn, kind, handle)                                        \
     ENTER_STATUS(fn);                                                   \
@@ -525,31 +543,27 @@ static void report_if_finished(void)
 CL_API_ENTRY cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
                                                  cl_uint *num_platforms)
 {
-    ENTER_STATUS(clGetPlatformIDs);
-    return REAL(clGetPlatformIDs)(num_entries, platforms, num_platforms);
+    FORWARD(clGetPlatformIDs, num_entries, platforms, num_platforms);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform,
                                                   cl_platform_info param, size_t size,
                                                   void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetPlatformInfo);
-    return REAL(clGetPlatformInfo)(platform, param, size, value, size_ret);
+    FORWARD(clGetPlatformInfo, platform, param, size, value, size_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type type,
                                                cl_uint num_entries, cl_device_id *devices,
                                                cl_uint *num_devices)
 {
-    ENTER_STATUS(clGetDeviceIDs);
-    return REAL(clGetDeviceIDs)(platform, type, num_entries, devices, num_devices);
+    FORWARD(clGetDeviceIDs, platform, type, num_entries, devices, num_devices);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_info param,
                                                 size_t size, void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetDeviceInfo);
-    return REAL(clGetDeviceInfo)(device, param, size, value, size_ret);
+    FORWARD(clGetDeviceInfo, device, param, size, value, size_ret);
 }
 
 /* ----------------------------------------------------------- contexts */
@@ -560,11 +574,8 @@ clCreateContext(const cl_context_properties *props, cl_uint num_devices,
                 void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
                 void *user_data, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateContext, errcode_ret);
-    cl_context c = REAL(clCreateContext)(props, num_devices, devices, notify, user_data,
-                                         errcode_ret);
-    track_new(&call, KIND_CONTEXT, c);
-    return c;
+    CREATE(clCreateContext, KIND_CONTEXT, errcode_ret, props, num_devices, devices, notify,
+           user_data, errcode_ret);
 }
 
 CL_API_ENTRY cl_context CL_API_CALL
@@ -572,10 +583,8 @@ clCreateContextFromType(const cl_context_properties *props, cl_device_type type,
                         void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
                         void *user_data, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateContextFromType, errcode_ret);
-    cl_context c = REAL(clCreateContextFromType)(props, type, notify, user_data, errcode_ret);
-    track_new(&call, KIND_CONTEXT, c);
-    return c;
+    CREATE(clCreateContextFromType, KIND_CONTEXT, errcode_ret, props, type, notify, user_data,
+           errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainContext(cl_context context)
@@ -594,21 +603,15 @@ CL_API_ENTRY cl_command_queue CL_API_CALL
 clCreateCommandQueue(cl_context context, cl_device_id device,
                      cl_command_queue_properties props, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateCommandQueue, errcode_ret);
-    cl_command_queue q = REAL(clCreateCommandQueue)(context, device, props, errcode_ret);
-    track_new(&call, KIND_QUEUE, q);
-    return q;
+    CREATE(clCreateCommandQueue, KIND_QUEUE, errcode_ret, context, device, props, errcode_ret);
 }
 
 CL_API_ENTRY cl_command_queue CL_API_CALL
 clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
                                    const cl_queue_properties *props, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateCommandQueueWithProperties, errcode_ret);
-    cl_command_queue q =
-        REAL(clCreateCommandQueueWithProperties)(context, device, props, errcode_ret);
-    track_new(&call, KIND_QUEUE, q);
-    return q;
+    CREATE(clCreateCommandQueueWithProperties, KIND_QUEUE, errcode_ret, context, device, props,
+           errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue queue)
@@ -625,8 +628,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
                                                       cl_command_queue_info param, size_t size,
                                                       void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetCommandQueueInfo);
-    return REAL(clGetCommandQueueInfo)(queue, param, size, value, size_ret);
+    FORWARD(clGetCommandQueueInfo, queue, param, size, value, size_ret);
 }
 
 /* ------------------------------------------------------ memory objects */
@@ -634,20 +636,14 @@ CL_API_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
 CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags,
                                                size_t size, void *host, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateBuffer, errcode_ret);
-    cl_mem m = REAL(clCreateBuffer)(context, flags, size, host, errcode_ret);
-    track_new(&call, KIND_MEM, m);
-    return m;
+    CREATE(clCreateBuffer, KIND_MEM, errcode_ret, context, flags, size, host, errcode_ret);
 }
 
 CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
                                                   cl_buffer_create_type type, const void *info,
                                                   cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateSubBuffer, errcode_ret);
-    cl_mem m = REAL(clCreateSubBuffer)(buffer, flags, type, info, errcode_ret);
-    track_new(&call, KIND_MEM, m);
-    return m;
+    CREATE(clCreateSubBuffer, KIND_MEM, errcode_ret, buffer, flags, type, info, errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem mem)
@@ -663,8 +659,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem mem)
 CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size,
                                                    void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetMemObjectInfo);
-    return REAL(clGetMemObjectInfo)(mem, param, size, value, size_ret);
+    FORWARD(clGetMemObjectInfo, mem, param, size, value, size_ret);
 }
 
 /* ----------------------------------------------------------- programs */
@@ -674,10 +669,8 @@ CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithSource(cl_context context
                                                               const size_t *lengths,
                                                               cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateProgramWithSource, errcode_ret);
-    cl_program p = REAL(clCreateProgramWithSource)(context, count, strings, lengths, errcode_ret);
-    track_new(&call, KIND_PROGRAM, p);
-    return p;
+    CREATE(clCreateProgramWithSource, KIND_PROGRAM, errcode_ret, context, count, strings, lengths,
+           errcode_ret);
 }
 
 CL_API_ENTRY cl_program CL_API_CALL
@@ -685,11 +678,8 @@ clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_devi
                           const size_t *lengths, const unsigned char **binaries,
                           cl_int *binary_status, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateProgramWithBinary, errcode_ret);
-    cl_program p = REAL(clCreateProgramWithBinary)(context, num_devices, devices, lengths,
-                                                   binaries, binary_status, errcode_ret);
-    track_new(&call, KIND_PROGRAM, p);
-    return p;
+    CREATE(clCreateProgramWithBinary, KIND_PROGRAM, errcode_ret, context, num_devices, devices,
+           lengths, binaries, binary_status, errcode_ret);
 }
 
 CL_API_ENTRY cl_program CL_API_CALL
@@ -697,20 +687,14 @@ clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
                                   const cl_device_id *devices, const char *names,
                                   cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateProgramWithBuiltInKernels, errcode_ret);
-    cl_program p =
-        REAL(clCreateProgramWithBuiltInKernels)(context, num_devices, devices, names, errcode_ret);
-    track_new(&call, KIND_PROGRAM, p);
-    return p;
+    CREATE(clCreateProgramWithBuiltInKernels, KIND_PROGRAM, errcode_ret, context, num_devices,
+           devices, names, errcode_ret);
 }
 
 CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void *il,
                                                           size_t length, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateProgramWithIL, errcode_ret);
-    cl_program p = REAL(clCreateProgramWithIL)(context, il, length, errcode_ret);
-    track_new(&call, KIND_PROGRAM, p);
-    return p;
+    CREATE(clCreateProgramWithIL, KIND_PROGRAM, errcode_ret, context, il, length, errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainProgram(cl_program program)
@@ -728,23 +712,20 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_d
                                                void(CL_CALLBACK *notify)(cl_program, void *),
                                                void *user_data)
 {
-    ENTER_STATUS(clBuildProgram);
-    return REAL(clBuildProgram)(program, num_devices, devices, options, notify, user_data);
+    FORWARD(clBuildProgram, program, num_devices, devices, options, notify, user_data);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param,
                                                  size_t size, void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetProgramInfo);
-    return REAL(clGetProgramInfo)(program, param, size, value, size_ret);
+    FORWARD(clGetProgramInfo, program, param, size, value, size_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device,
                                                       cl_program_build_info param, size_t size,
                                                       void *value, size_t *size_ret)
 {
-    ENTER_STATUS(clGetProgramBuildInfo);
-    return REAL(clGetProgramBuildInfo)(program, device, param, size, value, size_ret);
+    FORWARD(clGetProgramBuildInfo, program, device, param, size, value, size_ret);
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -752,10 +733,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_dev
 CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char *name,
                                                   cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateKernel, errcode_ret);
-    cl_kernel k = REAL(clCreateKernel)(program, name, errcode_ret);
-    track_new(&call, KIND_KERNEL, k);
-    return k;
+    CREATE(clCreateKernel, KIND_KERNEL, errcode_ret, program, name, errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
@@ -786,8 +764,7 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel)
 CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint index, size_t size,
                                                const void *value)
 {
-    ENTER_STATUS(clSetKernelArg);
-    return REAL(clSetKernelArg)(kernel, index, size, value);
+    FORWARD(clSetKernelArg, kernel, index, size, value);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
@@ -795,18 +772,14 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_de
                                                          size_t size, void *value,
                                                          size_t *size_ret)
 {
-    ENTER_STATUS(clGetKernelWorkGroupInfo);
-    return REAL(clGetKernelWorkGroupInfo)(kernel, device, param, size, value, size_ret);
+    FORWARD(clGetKernelWorkGroupInfo, kernel, device, param, size, value, size_ret);
 }
 
 /* ------------------------------------------------------------- events */
 
 CL_API_ENTRY cl_event CL_API_CALL clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
-    ENTER_OBJECT(clCreateUserEvent, errcode_ret);
-    cl_event e = REAL(clCreateUserEvent)(context, errcode_ret);
-    track_new(&call, KIND_EVENT, e);
-    return e;
+    CREATE(clCreateUserEvent, KIND_EVENT, errcode_ret, context, errcode_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clRetainEvent(cl_event event)
@@ -821,16 +794,14 @@ CL_API_ENTRY cl_int CL_API_CALL clReleaseEvent(cl_event event)
 
 CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num_events, const cl_event *events)
 {
-    ENTER_STATUS(clWaitForEvents);
-    return REAL(clWaitForEvents)(num_events, events);
+    FORWARD(clWaitForEvents, num_events, events);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetEventProfilingInfo(cl_event event, cl_profiling_info param,
                                                         size_t size, void *value,
                                                         size_t *size_ret)
 {
-    ENTER_STATUS(clGetEventProfilingInfo);
-    return REAL(clGetEventProfilingInfo)(event, param, size, value, size_ret);
+    FORWARD(clGetEventProfilingInfo, event, param, size, value, size_ret);
 }
 
 /* ------------------------------------------------------------ enqueues */
@@ -840,10 +811,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue queue, cl_m
                                                     void *ptr, cl_uint num_wait,
                                                     const cl_event *wait_list, cl_event *event)
 {
-    ENTER_STATUS(clEnqueueReadBuffer);
-    return track_event(&call, REAL(clEnqueueReadBuffer)(queue, buffer, blocking, offset, size,
-                                                        ptr, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueReadBuffer, event, queue, buffer, blocking, offset, size, ptr, num_wait,
+            wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer,
@@ -851,10 +820,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue queue, cl_
                                                      const void *ptr, cl_uint num_wait,
                                                      const cl_event *wait_list, cl_event *event)
 {
-    ENTER_STATUS(clEnqueueWriteBuffer);
-    return track_event(&call, REAL(clEnqueueWriteBuffer)(queue, buffer, blocking, offset, size,
-                                                         ptr, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueWriteBuffer, event, queue, buffer, blocking, offset, size, ptr, num_wait,
+            wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src,
@@ -863,10 +830,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue queue, cl_m
                                                     cl_uint num_wait, const cl_event *wait_list,
                                                     cl_event *event)
 {
-    ENTER_STATUS(clEnqueueCopyBuffer);
-    return track_event(&call, REAL(clEnqueueCopyBuffer)(queue, src, dst, src_offset, dst_offset,
-                                                        size, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueCopyBuffer, event, queue, src, dst, src_offset, dst_offset, size, num_wait,
+            wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_mem buffer,
@@ -874,10 +839,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue queue, cl_m
                                                     size_t offset, size_t size, cl_uint num_wait,
                                                     const cl_event *wait_list, cl_event *event)
 {
-    ENTER_STATUS(clEnqueueFillBuffer);
-    return track_event(&call, REAL(clEnqueueFillBuffer)(queue, buffer, pattern, pattern_size,
-                                                        offset, size, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueFillBuffer, event, queue, buffer, pattern, pattern_size, offset, size,
+            num_wait, wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel,
@@ -887,10 +850,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, c
                                                        const cl_event *wait_list,
                                                        cl_event *event)
 {
-    ENTER_STATUS(clEnqueueNDRangeKernel);
-    return track_event(&call, REAL(clEnqueueNDRangeKernel)(queue, kernel, dims, offset, global,
-                                                           local, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueNDRangeKernel, event, queue, kernel, dims, offset, global, local, num_wait,
+            wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue queue,
@@ -898,9 +859,7 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue que
                                                             const cl_event *wait_list,
                                                             cl_event *event)
 {
-    ENTER_STATUS(clEnqueueMarkerWithWaitList);
-    return track_event(&call, REAL(clEnqueueMarkerWithWaitList)(queue, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueMarkerWithWaitList, event, queue, num_wait, wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue queue,
@@ -908,20 +867,15 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue qu
                                                              const cl_event *wait_list,
                                                              cl_event *event)
 {
-    ENTER_STATUS(clEnqueueBarrierWithWaitList);
-    return track_event(&call,
-                       REAL(clEnqueueBarrierWithWaitList)(queue, num_wait, wait_list, event),
-                       event);
+    ENQUEUE(clEnqueueBarrierWithWaitList, event, queue, num_wait, wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue queue)
 {
-    ENTER_STATUS(clFlush);
-    return REAL(clFlush)(queue);
+    FORWARD(clFlush, queue);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue queue)
 {
-    ENTER_STATUS(clFinish);
-    return REAL(clFinish)(queue);
+    FORWARD(clFinish, queue);
 }

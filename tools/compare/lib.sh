@@ -36,15 +36,26 @@ raw_file() {
 
 note() { echo "== $*" >&2; }
 
+# record_run KIND LABEL WHAT SECONDS OUT CMD...: runs CMD under a timeout of
+# SECONDS with its output in OUT, records OUT as KIND under LABEL with the
+# exit status and WHAT (the command as the table shows it), and notes a
+# failure with the output's tail. Returns the exit status.
+record_run() {
+    local kind=$1 label=$2 what=$3 seconds=$4 out=$5
+    shift 5
+    timeout "$seconds" "$@" >"$out" 2>&1
+    local rc=$?
+    "${TABLE[@]}" record "$kind" "$label" "$rc" "$what" "$out" >>"$RAW"
+    [ "$rc" -eq 0 ] || note "$what exit $rc: $(tail -c 300 "$out")"
+    return "$rc"
+}
+
 # tf LABEL SHAPE DTYPE MASK KERNEL REPS BATCHES [TILES [SPLITS]]: one
 # time_fused run (the calls back to back, clFinish, host clock per batch).
 tf() {
     local label=$1
     shift
-    timeout 120 "$TIME_FUSED" "$@" >"$TMP/tf" 2>&1
-    local rc=$?
-    "${TABLE[@]}" record time_fused "$label" "$rc" "$*" "$TMP/tf" >>"$RAW"
-    [ "$rc" -eq 0 ] || note "time_fused $* failed (exit $rc): $(tail -c 300 "$TMP/tf")"
+    record_run time_fused "$label" "$*" 120 "$TMP/tf" "$TIME_FUSED" "$@" || true
 }
 
 # bench LABEL ARGS...: clattn bench, every row checked against the CPU reference.
@@ -67,21 +78,15 @@ torch() {
     if [ "${TORCH:-1}" = 0 ]; then
         return
     fi
-    PYTHONUNBUFFERED=1 timeout 300 "$PYTHON" "$COMPARE/torch_attention.py" "$@" >"$TMP/torch" 2>&1
-    local rc=$?
-    "${TABLE[@]}" record torch "$label" "$rc" "torch_attention.py $*" "$TMP/torch" >>"$RAW"
-    [ "$rc" -eq 0 ] || note "torch_attention.py $* exit $rc: $(tail -c 300 "$TMP/torch")"
+    record_run torch "$label" "torch_attention.py $*" 300 "$TMP/torch" \
+        env PYTHONUNBUFFERED=1 "$PYTHON" "$COMPARE/torch_attention.py" "$@" || true
 }
 
 # verify LABEL ARGS...: clattn verify (exit 1 if a case fails).
 verify() {
     local label=$1
     shift
-    timeout 300 "$CLATTN" verify "$@" >"$TMP/verify" 2>&1
-    local rc=$?
-    "${TABLE[@]}" record text "$label" "$rc" "clattn verify $*" "$TMP/verify" >>"$RAW"
-    [ "$rc" -eq 0 ] || note "clattn verify $* exit $rc"
-    return "$rc"
+    record_run text "$label" "clattn verify $*" 300 "$TMP/verify" "$CLATTN" verify "$@"
 }
 
 # Board power and SM clock every 100 ms while a phase runs (nvidia-smi,
