@@ -101,16 +101,9 @@ void attention_fused(FUSED_PARAMS(ushort))
             for (int mt = 0; mt < MT; mt++)
                 LDSM_X4(smem_addr(q_tile + SWZ(a_row + 16 * mt, 2 * ks + a_ch)), a[mt][0],
                         a[mt][1], a[mt][2], a[mt][3]);
-#pragma unroll
-            for (int n2 = 0; n2 < NT_S / 2; n2++) {
-                uint b0, b1, b2, b3;
-                LDSM_X4(smem_addr(k_tile + SWZ(n2 * 16 + b_key, 2 * ks + b_ch)), b0, b1, b2, b3);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    MMA_16816(s[mt][2 * n2], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b0, b1);
-                    MMA_16816(s[mt][2 * n2 + 1], a[mt][0], a[mt][1], a[mt][2], a[mt][3], b2, b3);
-                }
-            }
+#define Q_FRAG(mt, i) a[mt][i]
+            NV_QK_STEP(s, Q_FRAG, k_tile, ks, b_key, b_ch)
+#undef Q_FRAG
         }
 
         nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv);
