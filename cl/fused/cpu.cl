@@ -22,33 +22,51 @@
  * output vectors in registers over the keys of a block.
  *   -DD=<head dim, 1..256>  -DBN=<keys per block>  -DRV=<row vectors per
  *   work-item>  -DKB=<keys per Q.K^T register block, divides BN>
- *   -DXC=<output columns per P.V register block, <= D>
- *   -DDTYPE_F16 (optional: half storage, float arithmetic)
- *   and cl/include/fused_grid.clh's options; BM = 16 RV.
+ *   -DXC=<output columns per P.V register block, <= DV>
+ *   -DDTYPE_F16 or -DDTYPE_BF16 (optional: half or bfloat16 storage, float
+ *   arithmetic), -DDV=<V's head dimension>, and cl/include/fused_grid.clh's
+ *   and fused_score.clh's options; BM = 16 RV.
  *
  * Keys across lanes (-DDR=<rows>, decode: g*Nq <= 8): see below.
  *
- * Both: blocks past a row's last visible key skipped, masks applied only
- * where a block crosses it; fp32 accumulation; rows finished by
+ * Both: blocks outside a row's visible keys (causal mask, window) skipped,
+ * the ranges applied only where a block crosses an edge; the per-score
+ * variants (softcap, ALiBi, an additive or boolean mask) on whole vectors
+ * of scores, in natural units as clattn_reference applies them; sinks at
+ * the finish; fp32 accumulation; rows finished by
  * cl/include/fused_finish.clh's rules. The softmax here works with a finite initial
  * maximum and an exp2 that saturates, so a NaN or +inf score would vanish:
  * each row keeps a flag of them instead, and such a row outputs NaN.
  */
+#include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "fused_score.clh"
 #include "exp2_poly.clh"
+#include "tanh_poly.clh"
 
 #define R 16
 typedef float16 vec;
 typedef int16 ivec;
+#define LOG2E 1.44269504088896341f
+#define LN2 0.69314718055994531f
 
-#ifdef DTYPE_F16
-typedef half store_t;
+/* Storage other than float goes through a float copy of each K and V block
+ * (vload_half16 is F16C; bfloat16 is a shift). */
+#if defined(DTYPE_F16) || defined(DTYPE_BF16)
+#define CONVERTS 1
 #else
-typedef float store_t;
+#define CONVERTS 0
 #endif
+#define KVW (D > DV ? D : DV) /* floats of a staged K or V row */
 
-#define XT (D % XC) /* output columns in the last, narrower P.V block */
+/* The variants applied to each score, and those that may hide a key in a
+ * row's range (then a row may see none). */
+#define PER_SCORE ((FUSED_FLAGS) & (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK |          \
+                                    FUSED_F_MASK_BOOL))
+#define HIDES ((FUSED_FLAGS) & (FUSED_F_MASK | FUSED_F_MASK_BOOL))
+
+#define XT (DV % XC) /* output columns in the last, narrower P.V block */
 
 /* 2^x for x <= 0, elementwise (cl/include/exp2_poly.clh). */
 static inline vec exp2_neg(vec x)
@@ -62,34 +80,64 @@ static inline vec vmax(vec a, vec b)
     return select(b, a, a > b);
 }
 
+/* 16 consecutive elements of storage as floats. */
+static inline vec load16(__global const store_t *p)
+{
 #ifdef DTYPE_F16
-/* n halves from src to floats at dst, 16 at a time (F16C). */
-static inline void to_float(__global const half *src, float *dst, int n)
+    return vload_half16(0, p);
+#elif defined(DTYPE_BF16)
+    return as_float16(convert_uint16(vload16(0, p)) << 16);
+#else
+    return vload16(0, p);
+#endif
+}
+
+/* ... and stored, rounded to nearest even (dtype.clh's STORE, 16 at once). */
+static inline void store16(vec v, __global store_t *p)
+{
+#ifdef DTYPE_F16
+    vstore_half16(v, 0, p);
+#elif defined(DTYPE_BF16)
+    const uint16 u = as_uint16(v);
+    const uint16 even = (u + (uint16)(0x7fffu) + ((u >> 16) & (uint16)(1u))) >> 16;
+    const uint16 quiet = (u >> 16) | (uint16)(0x40u);
+    vstore16(convert_ushort16(select(even, quiet, (u & (uint16)(0x7fffffffu)) >
+                                                      (uint16)(0x7f800000u))), 0, p);
+#else
+    vstore16(v, 0, p);
+#endif
+}
+
+/* n elements from src to floats at dst, 16 at a time. */
+static inline void to_float(__global const store_t *src, float *dst, int n)
 {
     int i = 0;
     for (; i + 16 <= n; i += 16)
-        vstore16(vload_half16(0, src + i), 0, dst + i);
+        vstore16(load16(src + i), 0, dst + i);
     for (; i < n; i++)
-        dst[i] = vload_half(i, src);
+        dst[i] = LOAD(src, i);
 }
 
-/* nv rows of D halves, `st` elements apart, to a packed float block. */
-static inline void rows_to_float(__global const half *src, ulong st, float *dst, int nv)
+/* nv rows of `width` elements, `st` elements apart, to a packed float block. */
+static inline void rows_to_float(__global const store_t *src, ulong st, float *dst, int nv,
+                                 int width)
 {
     for (int j = 0; j < nv; j++)
-        to_float(src + j * st, dst + j * D, D);
+        to_float(src + j * st, dst + j * width, width);
 }
-#endif
 
-/* Finishes packed row `row` of the place from its accumulator `acc` (D
+/* Finishes packed row `row` of the place from its accumulator `acc` (DV
  * floats, unnormalised), its sum l and maximum m (log2 domain): O and the
- * LSE, or with -DSPLIT the chunk's partials; `bad` marks a NaN or +inf
- * score. Rows past the sequence's write zeros (or, split, nothing). */
+ * LSE (with the head's sink), or with -DSPLIT the chunk's partials; `bad`
+ * marks a NaN or +inf score. Rows past the sequence's write zeros (or,
+ * split, nothing). Without sinks the sink is -inf: the same results as
+ * fused_row_scale and fused_row_lse. */
 static inline void finish_row(const struct fused_place *at, uint row, float *acc, float l,
                               float m, int bad, int sees_key, __global store_t *o,
                               __global float *lse, __global float *part_o,
-                              __global float *part_ml, ulong o_off, ulong o_sb, ulong o_sh,
-                              ulong o_st, uint batch, uint heads, uint n_q, uint splits)
+                              __global float *part_ml, __global const float *sinks, ulong o_off,
+                              ulong o_sb, ulong o_sh, ulong o_st, uint batch, uint heads,
+                              uint n_q, uint splits)
 {
     const int live = row < at->n_rows;
     if (bad)
@@ -98,28 +146,72 @@ static inline void finish_row(const struct fused_place *at, uint row, float *acc
     if (!live)
         return;
     const ulong w = (ulong)at->split * batch * heads * n_q + fused_row_id(at, row, heads, n_q);
-    for (int x = 0; x < D; x++)
-        part_o[w * D + x] = acc[x];
+    for (int x = 0; x < DV; x++)
+        part_o[w * DV + x] = acc[x];
     part_ml[2 * w] = l == 0.0f ? -INFINITY : m;
     part_ml[2 * w + 1] = l;
 #else
-    const float inv = live ? fused_row_scale(l, m, sees_key) : 0.0f;
+    const uint head = at->hk * GROUP + row % GROUP;
+    const float sink = live && (FUSED_FLAGS & FUSED_F_SINKS) ? sinks[head] * LOG2E : -INFINITY;
+    const float inv = live ? fused_row_scale_sink(l, m, sees_key, sink) : 0.0f;
     __global store_t *orow = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st);
     int x = 0;
-#ifdef DTYPE_F16
-    for (; x + 16 <= D; x += 16)
-        vstore_half16(vload16(0, acc + x) * inv, 0, orow + x);
-    for (; x < D; x++)
-        vstore_half(acc[x] * inv, x, orow);
-#else
-    for (; x < D; x++)
-        orow[x] = acc[x] * inv;
-#endif
+    for (; x + 16 <= DV; x += 16)
+        store16(vload16(0, acc + x) * inv, orow + x);
+    for (; x < DV; x++)
+        STORE(acc[x] * inv, orow, x);
 #if LSE_OUT
     lse[fused_row_id(at, row, heads, n_q)] =
-        live ? fused_row_lse(l, m, sees_key, inv) : -INFINITY;
+        live ? fused_row_lse_sink(l, m, sees_key, inv, sink) : -INFINITY;
 #endif
 #endif
+}
+
+/* 16 consecutive elements of the additive mask from element x, as floats:
+ * `n` of them are the mask's (x + n at most its row's end), the rest repeat
+ * the last. */
+static inline vec mask_load16(__global const uint *mask, ulong x, int n)
+{
+    if (n >= 16) {
+#if MASK_DTYPE == 1
+        return vload_half16(0, (__global const half *)mask + x);
+#elif MASK_DTYPE == 2
+        return as_float16(convert_uint16(vload16(0, (__global const ushort *)mask + x)) << 16);
+#else
+        return vload16(0, (__global const float *)mask + x);
+#endif
+    }
+    float t[16];
+    for (int i = 0; i < 16; i++)
+        t[i] = fused_mask_value(mask, x + min(i, n - 1));
+    return vload16(0, t);
+}
+
+/* The per-score variants on 16 scores in the log2 domain (q.k times
+ * scale log2(e)), applied in natural units in clattn_reference's order:
+ * softcap, ALiBi's -slope |at - key| (`dist`: at - key per lane), the mask
+ * (`madd`, its values; `mbool`, nonzero where the boolean mask shows the
+ * key). A hidden key's score becomes -inf. */
+static inline vec variant_scores(vec s, float softcap, vec slope, ivec dist, vec madd,
+                                 ivec mbool)
+{
+#if (FUSED_FLAGS) & (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK)
+    vec x = s * LN2;
+#if SOFTCAP
+    x = (vec)(softcap) * tanh16(x / (vec)(softcap));
+#endif
+#if ALIBI
+    x -= slope * fabs(convert_float16(dist));
+#endif
+#if MASK
+    x += madd;
+#endif
+    s = x * LOG2E;
+#endif
+#if MASK_BOOL
+    s = select((vec)(-INFINITY), s, mbool != (ivec)(0));
+#endif
+    return s;
 }
 
 #ifdef DR
@@ -133,16 +225,18 @@ static inline void finish_row(const struct fused_place *at, uint row, float *acc
  *   O[r][x] += p[r][j] (broadcast) * V[j][x-vector]
  * Every K and V row is read once per work-item. Build options: -DD -DDR=<rows
  * per work-item, 1..8> -DBN=<keys per block, multiple of 16> -DXCH=<output
- * vectors per P.V register block> -DCAUSAL -DDTYPE_F16; launch as above with
- * n_qblocks = ceil(g * Nq / DR).
+ * vectors per P.V register block> and the options above; launch as above
+ * with n_qblocks = ceil(g * Nq / DR).
  */
-#define DV ((D + 15) / 16) /* vectors along d */
-#if defined(DTYPE_F16) || D % 16
+#define NQV ((D + 15) / 16)  /* vectors along Q's and K's d */
+#define NVV ((DV + 15) / 16) /* ... along V's and O's */
+#define NKV (NQV > NVV ? NQV : NVV)
+#if CONVERTS || D % 16 || DV % 16
 #define STAGED 1 /* K and V blocks go through a zero-padded float copy */
 #else
 #define STAGED 0
 #endif
-#define XCT (DV % XCH)
+#define XCT (NVV % XCH)
 
 /* r[i] = sum of the lanes of a[i], i < 16: four levels of pairwise folds. */
 /* Constant masks: PoCL's LLVM turns each shuffle2 into one vpermt2ps or
@@ -190,29 +284,44 @@ static inline vec hsum_all(vec x)
     return x + SWAP1(x);
 }
 
-/* n floats of a d-row (store_t) as DV zero-padded vectors, times s. */
-static inline void row_to_vecs(__global const store_t *src, vec *dst, float s)
+/* A row of `width` elements as `nvec` zero-padded vectors, times s. */
+static inline void row_to_vecs(__global const store_t *src, vec *dst, float s, int width,
+                               int nvec)
 {
 #if STAGED
-    float t[DV * 16];
-    int x = 0;
-#ifdef DTYPE_F16
-    for (; x + 16 <= D; x += 16)
-        vstore16(vload_half16(0, src + x), 0, t + x);
-    for (; x < D; x++)
-        t[x] = vload_half(x, src);
-#else
-    for (; x < D; x++)
-        t[x] = src[x];
-#endif
-    for (; x < DV * 16; x++)
+    float t[NKV * 16];
+    to_float(src, t, width);
+    for (int x = width; x < nvec * 16; x++)
         t[x] = 0.0f;
-    for (int i = 0; i < DV; i++)
+    for (int i = 0; i < nvec; i++)
         dst[i] = vload16(i, t) * s;
 #else
-    for (int i = 0; i < DV; i++)
+    for (int i = 0; i < nvec; i++)
         dst[i] = vload16(i, src) * s;
 #endif
+}
+
+/* The per-score variants on the scores of keys [j, j + 16) of one row
+ * (`n` of them real, the rest repeating the last: their mask reads stay
+ * in its row). */
+static inline vec row_variant_scores(vec s, int j, int n, const struct fused_row_variants *rv,
+                                     float softcap, __global const uint *mask, ivec iota)
+{
+    ivec dist = (ivec)(0), mbool = (ivec)(0);
+    vec madd = (vec)(0.0f);
+#if ALIBI
+    dist = (ivec)((int)rv->i + rv->align_off - j) - iota;
+#endif
+#if MASK
+    madd = mask_load16(mask, rv->mask_row + j, n);
+#endif
+#if MASK_BOOL
+    int shown[16];
+    for (int i = 0; i < 16; i++)
+        shown[i] = ((__global const uchar *)mask)[rv->mask_row + j + min(i, n - 1)];
+    mbool = vload16(0, shown);
+#endif
+    return variant_scores(s, softcap, (vec)(rv->slope), dist, madd, mbool);
 }
 
 #if STAGED
@@ -243,17 +352,22 @@ static inline void row_to_vecs(__global const store_t *src, vec *dst, float s)
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_fused(FUSED_PARAMS(store_t))
 {
-    vec qv[DR][DV];        /* Q rows along d, times scale*log2(e), zero padded */
-    vec ov[DR][DV];        /* O accumulators */
+    vec qv[DR][NQV];       /* Q rows along d, times scale*log2(e), zero padded */
+    vec ov[DR][NVV];       /* O accumulators */
     vec sb[DR][BN / 16];   /* the block's scores, keys across lanes */
     float pb[DR][BN];      /* the block's P, broadcast by P.V */
     float m[DR], alpha[DR];
     vec lsum[DR];          /* per-lane partial softmax denominators */
     int lim[DR];           /* last key each row sees in the chunk (-1: none) */
+    int beg[DR];           /* first key it sees (a window's left side) */
     int sees[DR];          /* the row sees a key at all */
+    int seen[DR];          /* ... one the masks left visible (HIDES) */
     int bad[DR];           /* a NaN or +inf score */
+#if PER_SCORE
+    struct fused_row_variants rvar[DR];
+#endif
 #if STAGED
-    vec kvb[BN][DV];       /* the block's K, then V, rows as float vectors */
+    vec kvb[BN][NKV];      /* the block's K, then V, rows as float vectors */
 #endif
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, DR, BN);
@@ -268,36 +382,46 @@ void attention_fused(FUSED_PARAMS(store_t))
     for (int r = 0; r < DR; r++) {
         int lr = -1;
         sees[r] = 0;
+        beg[r] = 0;
         if (r < nr) {
-            const uint end = fused_token_end((p0 + r) / GROUP, at.kv_len, at.causal_off);
-            sees[r] = end > 0;
+            const uint token = (p0 + r) / GROUP;
+            const uint end = fused_token_end(token, at.kv_len, at.causal_off);
+            const uint first = fused_token_begin(token, at.begin_off);
+            sees[r] = end > first;
             lr = (int)min(end, at.kv_end) - 1;
+            beg[r] = (int)min(first, at.kv_end);
             row_to_vecs(q + fused_row_index(&at, p0 + r, q_off, q_sb, q_sh, q_st), qv[r],
-                        scale_log2);
+                        scale_log2, D, NQV);
+#if PER_SCORE
+            rvar[r] = fused_row_variants_of(at.b, at.hk * GROUP + (p0 + r) % GROUP, token,
+                                            at.align_off, heads, FUSED_FLAGS, alibi, m_off,
+                                            m_sb, m_sh, m_sr);
+#endif
         } else {
-            for (int i = 0; i < DV; i++)
+            for (int i = 0; i < NQV; i++)
                 qv[r][i] = (vec)(0.0f);
         }
         lim[r] = max(lr, -1);
         item_end = max(item_end, lim[r] + 1);
-        for (int i = 0; i < DV; i++)
+        for (int i = 0; i < NVV; i++)
             ov[r][i] = (vec)(0.0f);
         m[r] = -1e30f;
         lsum[r] = (vec)(0.0f);
         bad[r] = 0;
+        seen[r] = 0;
     }
 
     for (int j0 = (int)at.kv_begin; j0 < item_end; j0 += BN) {
         const int nv = min(BN, item_end - j0);
 #if STAGED
         for (int j = 0; j < nv; j++)
-            row_to_vecs(kb + (size_t)(j0 + j) * kst, kvb[j], 1.0f);
+            row_to_vecs(kb + (size_t)(j0 + j) * kst, kvb[j], 1.0f, D, NQV);
 #else
         __global const float *kvrow = kb + (size_t)j0 * kst;
         ulong kvst = kst; /* KVEC's row stride: K's now, V's below */
 #endif
         for (int r = 0; r < DR; r++) {
-            if (lim[r] < j0) { /* no visible key in this block: p = 0 */
+            if (lim[r] < j0 || j0 + nv <= beg[r]) { /* no visible key here: p = 0 */
                 alpha[r] = 1.0f;
                 for (int j = 0; j < nv; j++)
                     pb[r][j] = 0.0f;
@@ -314,15 +438,23 @@ void attention_fused(FUSED_PARAMS(store_t))
 #pragma unroll
                 for (int i = 0; i < 16; i++)
                     jr[i] = min(g * 16 + i, nv - 1);
-                for (int xv = 0; xv < DV; xv++) {
+                for (int xv = 0; xv < NQV; xv++) {
                     const vec qx = qv[r][xv];
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         acc[i] = fma(KVEC(jr[i], xv), qx, acc[i]);
                 }
                 vec s = hsum16(acc);
-                s = select((vec)(-INFINITY), s, iota + (j0 + g * 16) <= (ivec)(lim[r]));
+#if PER_SCORE
+                s = row_variant_scores(s, j0 + g * 16, nv - g * 16, &rvar[r], softcap, mask,
+                                       iota);
+#endif
+                const ivec key = iota + (j0 + g * 16);
+                s = select((vec)(-INFINITY), s, (key <= (ivec)(lim[r])) & (key >= (ivec)(beg[r])));
                 bad[r] |= any(!(s < (vec)(INFINITY)));
+#if HIDES
+                seen[r] |= any(s > (vec)(-INFINITY));
+#endif
                 sb[r][g] = s;
                 mb = vmax(mb, s);
             }
@@ -339,27 +471,28 @@ void attention_fused(FUSED_PARAMS(store_t))
         }
 #if STAGED
         for (int j = 0; j < nv; j++)
-            row_to_vecs(vb + (size_t)(j0 + j) * vst, kvb[j], 1.0f);
+            row_to_vecs(vb + (size_t)(j0 + j) * vst, kvb[j], 1.0f, DV, NVV);
 #else
         kvrow = vb + (size_t)j0 * vst;
         kvst = vst;
 #endif
-        for (int xv0 = 0; xv0 + XCH <= DV; xv0 += XCH)
+        for (int xv0 = 0; xv0 + XCH <= NVV; xv0 += XCH)
             PV_DEC(XCH);
 #if XCT
         {
-            const int xv0 = DV - XCT;
+            const int xv0 = NVV - XCT;
             PV_DEC(XCT);
         }
 #endif
     }
 
     for (int r = 0; r < DR && p0 + r < n_q * GROUP; r++) {
-        float t[DV * 16];
-        for (int i = 0; i < DV; i++)
+        float t[NVV * 16];
+        for (int i = 0; i < NVV; i++)
             vstore16(ov[r][i], i, t);
-        finish_row(&at, p0 + r, t, hsum_all(lsum[r]).s0, m[r], bad[r], sees[r], o, lse, part_o,
-                   part_ml, o_off, o_sb, o_sh, o_st, batch, heads, n_q, splits);
+        finish_row(&at, p0 + r, t, hsum_all(lsum[r]).s0, m[r], bad[r],
+                   sees[r] && (!HIDES || seen[r]), o, lse, part_o, part_ml, sinks, o_off, o_sb,
+                   o_sh, o_st, batch, heads, n_q, splits);
     }
 }
 
@@ -392,19 +525,112 @@ void attention_fused(FUSED_PARAMS(store_t))
         _Pragma("unroll") for (int i = 0; i < NX; i++) ot[rv][x0 + i] = acc[i]; \
     } while (0)
 
+/* What the per-score variants need of each lane's row: ALiBi's origin (its
+ * token plus the alignment) and slope, and where its mask row starts. */
+struct lane_variants {
+    ivec at;
+    vec slope;
+    ulong mask_row[R];
+};
+
+/* The additive mask of key j for the 16 rows, one element per lane. */
+static inline vec lane_mask(__global const uint *mask, const struct lane_variants *lv, int j)
+{
+    float t[R];
+    for (int r = 0; r < R; r++)
+        t[r] = fused_mask_value(mask, lv->mask_row[r] + j);
+    return vload16(0, t);
+}
+
+/* 8 consecutive mask elements from element x, as floats. */
+static inline float8 mask_load8(__global const uint *mask, ulong x)
+{
+#if MASK_DTYPE == 1
+    return vload_half8(0, (__global const half *)mask + x);
+#elif MASK_DTYPE == 2
+    return as_float8(convert_uint8(vload8(0, (__global const ushort *)mask + x)) << 16);
+#else
+    return vload8(0, (__global const float *)mask + x);
+#endif
+}
+
+/* The 8 x 8 block a (row r in a[r]) transposed into t (column i in t[i]):
+ * three rounds of constant shuffles (unpack, 64-bit pairs, 128-bit halves). */
+#define SH8(x, y, ...) shuffle2((x), (y), (uint8)(__VA_ARGS__))
+static inline void transpose8(const float8 *a, float8 *t)
+{
+    float8 b[8], c[8];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        b[2 * k] = SH8(a[2 * k], a[2 * k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        b[2 * k + 1] = SH8(a[2 * k], a[2 * k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int o = 4 * h; /* rows 0-3, then 4-7 */
+        c[o + 0] = SH8(b[o + 0], b[o + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+        c[o + 1] = SH8(b[o + 0], b[o + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        c[o + 2] = SH8(b[o + 1], b[o + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+        c[o + 3] = SH8(b[o + 1], b[o + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        t[i] = SH8(c[i], c[4 + i], 0, 1, 2, 3, 8, 9, 10, 11);
+        t[4 + i] = SH8(c[i], c[4 + i], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* The additive mask of keys [j, j + 8) for the 16 rows: each row's 8
+ * elements read as one vector, the two 8 x 8 blocks transposed, so that
+ * madd[i] holds key j + i across the lanes (16 loads and 48 shuffles where
+ * lane_mask takes 128 scalar loads). */
+static inline void lane_mask8(__global const uint *mask, const struct lane_variants *lv, int j,
+                              vec *madd)
+{
+    float8 a[R], lo[8], hi[8];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        a[r] = mask_load8(mask, lv->mask_row[r] + j);
+    transpose8(a, lo);
+    transpose8(a + 8, hi);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        madd[i] = (vec)(lo[i], hi[i]);
+}
+
+/* The per-score variants on the scores of key j for the 16 rows of a row
+ * vector; `madd` the key's additive mask (lane_mask). */
+static inline vec lane_variant_scores(vec s, int j, const struct lane_variants *lv,
+                                      float softcap, __global const uint *mask, vec madd)
+{
+    ivec mbool = (ivec)(0);
+#if MASK_BOOL
+    int shown[R];
+    for (int r = 0; r < R; r++)
+        shown[r] = ((__global const uchar *)mask)[lv->mask_row[r] + j];
+    mbool = vload16(0, shown);
+#endif
+    return variant_scores(s, softcap, lv->slope, lv->at - (ivec)(j), madd, mbool);
+}
+
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
 void attention_fused(FUSED_PARAMS(store_t))
 {
     vec qt[RV][D];       /* Q^T: lane r of qt[rv][x] is Q[row r][x] * scale*log2(e) */
-    vec ot[RV][D];       /* O^T accumulators */
+    vec ot[RV][DV];      /* O^T accumulators */
     vec pt[RV][BN];      /* S^T then P^T of the current block */
     vec m[RV], l[RV], alpha[RV];
     ivec qlim[RV];       /* last visible key per lane */
+    ivec qbeg[RV];       /* first visible key per lane (a window's left side) */
     ivec bad[RV];        /* per lane: a NaN or +inf score */
-    int kv_end[RV], full_end[RV], n_rows[RV];
+    ivec seen[RV];       /* per lane: a key the masks left visible (HIDES) */
+    int kv_end[RV], full_end[RV], first_begin[RV], last_begin[RV], n_rows[RV];
     int sees[RV][R];     /* the row sees a key at all */
-#ifdef DTYPE_F16
-    float kf[BN * D];    /* the block's K, then V, converted to float */
+#if PER_SCORE
+    struct lane_variants lv[RV];
+#endif
+#if CONVERTS
+    float kf[BN * KVW];  /* the block's K, then V, converted to float */
 #endif
 
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
@@ -423,17 +649,39 @@ void attention_fused(FUSED_PARAMS(store_t))
          * last row's, so that the mask logic stays uniform. Packed rows are
          * token-major, so the first and last lanes bound the row vector's
          * keys: blocks below full_end need no mask. */
-        int qi_l[R];
+        int qi_l[R], qb_l[R];
+#if PER_SCORE
+        int at_l[R];
+        float slope_l[R];
+#endif
         for (int r = 0; r < R; r++) {
-            const uint row = r0 + min(r, max(nr - 1, 0));
-            const uint end = min(fused_token_end(row / GROUP, at.kv_len, at.causal_off), at.kv_end);
+            const uint row = r0 + min(r, max(nr - 1, 0)), token = row / GROUP;
+            const uint row_end = fused_token_end(token, at.kv_len, at.causal_off);
+            const uint first = fused_token_begin(token, at.begin_off);
+            const uint end = min(row_end, at.kv_end);
             qi_l[r] = (int)end - 1;
-            sees[rv][r] = r < nr && fused_token_end(row / GROUP, at.kv_len, at.causal_off) > 0;
+            qb_l[r] = (int)min(first, end);
+            sees[rv][r] = r < nr && row_end > first;
+#if PER_SCORE
+            const struct fused_row_variants v = fused_row_variants_of(
+                at.b, at.hk * GROUP + row % GROUP, token, at.align_off, heads, FUSED_FLAGS,
+                alibi, m_off, m_sb, m_sh, m_sr);
+            at_l[r] = (int)token + at.align_off;
+            slope_l[r] = v.slope;
+            lv[rv].mask_row[r] = v.mask_row;
+#endif
         }
         qlim[rv] = vload16(0, qi_l);
+        qbeg[rv] = vload16(0, qb_l);
+#if PER_SCORE
+        lv[rv].at = vload16(0, at_l);
+        lv[rv].slope = vload16(0, slope_l);
+#endif
         const int end = nr ? qi_l[R - 1] + 1 : 0, full = nr ? qi_l[0] + 1 : 0;
         kv_end[rv] = max(end, (int)at.kv_begin);
         full_end[rv] = max(full, (int)at.kv_begin);
+        first_begin[rv] = qb_l[0];
+        last_begin[rv] = qb_l[R - 1];
         item_end = max(item_end, kv_end[rv]);
 
         float *qs = (float *)qt[rv];
@@ -441,29 +689,25 @@ void attention_fused(FUSED_PARAMS(store_t))
             if (r < nr) {
                 __global const store_t *qr =
                     q + fused_row_index(&at, r0 + r, q_off, q_sb, q_sh, q_st);
-                for (int x = 0; x < D; x++) {
-#ifdef DTYPE_F16
-                    qs[x * R + r] = vload_half(x, qr) * scale_log2;
-#else
-                    qs[x * R + r] = qr[x] * scale_log2;
-#endif
-                }
+                for (int x = 0; x < D; x++)
+                    qs[x * R + r] = LOAD(qr, x) * scale_log2;
             } else {
                 for (int x = 0; x < D; x++)
                     qs[x * R + r] = 0.0f;
             }
         }
-        for (int x = 0; x < D; x++)
+        for (int x = 0; x < DV; x++)
             ot[rv][x] = (vec)(0.0f);
         m[rv] = (vec)(-1e30f); /* finite: m - m_new is never inf - inf */
         l[rv] = (vec)(0.0f);
         bad[rv] = (ivec)(0);
+        seen[rv] = (ivec)(0);
     }
 
     for (int j0 = (int)at.kv_begin; j0 < item_end; j0 += BN) {
         const int nv_item = min(BN, item_end - j0);
-#ifdef DTYPE_F16
-        rows_to_float(kb + (size_t)j0 * kst, kst, kf, nv_item);
+#if CONVERTS
+        rows_to_float(kb + (size_t)j0 * kst, kst, kf, nv_item, D);
         const float *kblk = kf;
         const ulong kbst = D;
 #else
@@ -471,10 +715,10 @@ void attention_fused(FUSED_PARAMS(store_t))
         const ulong kbst = kst;
 #endif
         for (int rv = 0; rv < RV; rv++) {
-            if (j0 >= kv_end[rv])
-                continue;
+            if (j0 >= kv_end[rv] || j0 + BN <= first_begin[rv])
+                continue; /* no lane sees a key of this block */
             const int nv = min(BN, kv_end[rv] - j0); /* keys of this block */
-            const int masked = j0 + BN > full_end[rv];
+            const int masked = j0 + BN > full_end[rv] || j0 < last_begin[rv];
             /* S^T = K Q^T, KB keys at a time. A whole tile addresses its KB
              * rows from one base; the last, partial one repeats its last
              * key, masked below. */
@@ -488,11 +732,32 @@ void attention_fused(FUSED_PARAMS(store_t))
 #define KROW_PART(i) (kblk + (size_t)min(jb + (i), nv - 1) * kbst)
                     QK_TILE(KROW_PART);
                 }
+#if PER_SCORE
+                /* Keys past nv repeat the last: their mask reads stay in it. */
+                vec madd[KB];
+#pragma unroll
+                for (int i = 0; i < KB; i++)
+                    madd[i] = (vec)(0.0f);
+#if MASK
+#if KB == 8
+                if (jb + KB <= nv)
+                    lane_mask8(mask, &lv[rv], j0 + jb, madd);
+                else
+#endif
+#pragma unroll
+                    for (int i = 0; i < KB; i++)
+                        madd[i] = lane_mask(mask, &lv[rv], j0 + min(jb + i, nv - 1));
+#endif
+#pragma unroll
+                for (int i = 0; i < KB; i++)
+                    s[i] = lane_variant_scores(s[i], j0 + min(jb + i, nv - 1), &lv[rv], softcap,
+                                               mask, madd[i]);
+#endif
                 if (masked) {
 #pragma unroll
                     for (int i = 0; i < KB; i++) {
                         const int j = j0 + jb + i;
-                        ivec vis = (ivec)(j) <= qlim[rv];
+                        ivec vis = ((ivec)(j) <= qlim[rv]) & ((ivec)(j) >= qbeg[rv]);
                         if (j >= kv_end[rv])
                             vis = (ivec)(0);
                         s[i] = select((vec)(-INFINITY), s[i], vis);
@@ -500,6 +765,9 @@ void attention_fused(FUSED_PARAMS(store_t))
                 }
 #pragma unroll
                 for (int i = 0; i < KB; i++) {
+#if HIDES
+                    seen[rv] |= s[i] > (vec)(-INFINITY);
+#endif
                     bad[rv] |= !(s[i] < (vec)(INFINITY));
                     m_blk = vmax(m_blk, s[i]);
                     pt[rv][jb + i] = s[i];
@@ -518,23 +786,23 @@ void attention_fused(FUSED_PARAMS(store_t))
             m[rv] = m_new;
         }
 
-#ifdef DTYPE_F16
-        rows_to_float(vb + (size_t)j0 * vst, vst, kf, nv_item);
-#define VROW(j) (kf + (size_t)(j) * D)
+#if CONVERTS
+        rows_to_float(vb + (size_t)j0 * vst, vst, kf, nv_item, DV);
+#define VROW(j) (kf + (size_t)(j) * DV)
 #else
 #define VROW(j) (vb + (size_t)(j0 + (j)) * vst)
 #endif
         /* O^T = alpha O^T + V^T P^T, XC output columns at a time. */
         for (int rv = 0; rv < RV; rv++) {
-            if (j0 >= kv_end[rv])
+            if (j0 >= kv_end[rv] || j0 + BN <= first_begin[rv])
                 continue;
             const int nv = min(BN, kv_end[rv] - j0);
             const vec a = alpha[rv];
-            for (int x0 = 0; x0 + XC <= D; x0 += XC)
+            for (int x0 = 0; x0 + XC <= DV; x0 += XC)
                 PV_TILE(XC);
 #if XT
             {
-                const int x0 = D - XT;
+                const int x0 = DV - XT;
                 PV_TILE(XT);
             }
 #endif
@@ -542,18 +810,19 @@ void attention_fused(FUSED_PARAMS(store_t))
     }
 
     for (int rv = 0; rv < RV; rv++) {
-        float ls[R], ms[R], row[D];
-        int bs[R];
+        float ls[R], ms[R], row[DV];
+        int bs[R], vs[R];
         vstore16(l[rv], 0, ls);
         vstore16(m[rv], 0, ms);
         vstore16(bad[rv], 0, bs); /* nonzero where a score was NaN or +inf */
+        vstore16(seen[rv], 0, vs);
         const float *os = (const float *)ot[rv];
         for (int r = 0; r < R && p0 + rv * R + r < n_q * GROUP; r++) {
-            for (int x = 0; x < D; x++)
+            for (int x = 0; x < DV; x++)
                 row[x] = os[x * R + r];
             finish_row(&at, p0 + rv * R + r, row, ls[r], ms[r], bs[r] != 0,
-                       sees[rv][r], o, lse, part_o, part_ml, o_off, o_sb, o_sh, o_st, batch,
-                       heads, n_q, splits);
+                       sees[rv][r] && (!HIDES || vs[r] != 0), o, lse, part_o, part_ml, sinks,
+                       o_off, o_sb, o_sh, o_st, batch, heads, n_q, splits);
         }
     }
 }

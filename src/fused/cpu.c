@@ -28,18 +28,27 @@ struct cpu_own {
 };
 FUSED_PLAN_OWN_CHECK(struct cpu_own);
 
-/* Q^T, O^T, P^T, and the fp16 K/V block, rows across lanes. */
-static size_t private_bytes(size_t rv, size_t bn, size_t d, clattn_dtype dtype)
+static size_t max_size(size_t a, size_t b)
 {
-    return 4 * (2 * rv * d * LANES + rv * bn * LANES + (dtype == CLATTN_F16 ? bn * d + d : 0));
+    return a > b ? a : b;
+}
+
+/* Q^T, O^T, P^T, and the converted K/V block (fp16, bf16), rows across
+ * lanes; d_v is V's head dimension. */
+static size_t private_bytes(size_t rv, size_t bn, size_t d, size_t dv, clattn_dtype dtype)
+{
+    const size_t staged = dtype != CLATTN_F32 ? bn * max_size(d, dv) + d : 0;
+    return 4 * (rv * (d + dv) * LANES + rv * bn * LANES + staged);
 }
 
 /* Q, O, scores (64-byte vectors), P (floats), and the staged K/V block when
- * fp16 or d % 16 != 0, keys across lanes. */
-static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, clattn_dtype dtype)
+ * converted or d or d_v is not a multiple of 16, keys across lanes. */
+static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, size_t dv, clattn_dtype dtype)
 {
-    size_t dv = (d + 15) / 16, staged = dtype == CLATTN_F16 || d % 16;
-    return 64 * (2 * dr * dv + dr * bn / 16 + (staged ? bn * dv : 0)) + 4 * dr * bn;
+    const size_t nq = (d + 15) / 16, nv = (dv + 15) / 16;
+    const size_t staged = dtype != CLATTN_F32 || d % 16 || dv % 16;
+    return 64 * (dr * (nq + nv) + dr * bn / 16 + (staged ? bn * max_size(nq, nv) : 0)) +
+           4 * dr * bn;
 }
 
 static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
@@ -59,7 +68,7 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
     (void)dev;
     (void)params;
     if (rows <= DECODE_ROWS) {
-        *out = (struct fused_tiles){ rows, s->dtype == CLATTN_F16 ? 32 : 128, 0 };
+        *out = (struct fused_tiles){ rows, s->dtype != CLATTN_F32 ? 32 : 128, 0 };
         return;
     }
     size_t rv = (rows + LANES - 1) / LANES;
@@ -69,15 +78,16 @@ static void default_tiles(const struct device_facts *dev, const clattn_shape *s,
 static int configure_decode(const clattn_shape *s, struct fused_plan *plan)
 {
     const size_t dr = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    const size_t dv = plan->head_dim_v;
     if (dr > DECODE_ROWS || bn % 16 || bn == 0 || bn > 1024)
         return clattn_fail(CLATTN_EINVAL, "the CPU decode layout needs BM <= %d and BN a "
                            "multiple of 16 up to 1024 (asked %zux%zu)", DECODE_ROWS, dr, bn);
-    if (decode_private_bytes(dr, bn, d, s->dtype) > PRIVATE_BUDGET)
+    if (decode_private_bytes(dr, bn, d, dv, s->dtype) > PRIVATE_BUDGET)
         return clattn_fail(CLATTN_EUNSUPPORTED, "CPU decode tile %zux%zu needs %zu B of private "
-                           "memory for d=%zu (budget %zu)", dr, bn,
-                           decode_private_bytes(dr, bn, d, s->dtype), d, PRIVATE_BUDGET);
-    const size_t dv = (d + 15) / 16, xch = 16 / dr;
-    FUSED_PLAN_OWN(plan, struct cpu_own)->xc = xch < dv ? xch : dv;
+                           "memory for d=%zu, d_v=%zu (budget %zu)", dr, bn,
+                           decode_private_bytes(dr, bn, d, dv, s->dtype), d, dv, PRIVATE_BUDGET);
+    const size_t vectors = (dv + 15) / 16, xch = 16 / dr;
+    FUSED_PLAN_OWN(plan, struct cpu_own)->xc = xch < vectors ? xch : vectors;
     return CLATTN_OK;
 }
 
@@ -86,6 +96,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 {
     (void)dev;
     const size_t bm = plan->tiles.bm, bn = plan->tiles.bn, d = s->head_dim;
+    const size_t dv = plan->head_dim_v;
     plan->local = 1;
     if (bm >= 1 && bm < LANES)
         return configure_decode(s, plan);
@@ -93,11 +104,11 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EINVAL, "the CPU kernel needs BM of 1 to %d, or a multiple "
                            "of %d up to %d, and BN a multiple of %d up to 1024 (asked %zux%zu)",
                            DECODE_ROWS, LANES, MAX_RV * LANES, KB, bm, bn);
-    if (private_bytes(bm / LANES, bn, d, s->dtype) > PRIVATE_BUDGET)
+    if (private_bytes(bm / LANES, bn, d, dv, s->dtype) > PRIVATE_BUDGET)
         return clattn_fail(CLATTN_EUNSUPPORTED, "CPU tile %zux%zu needs %zu B of private memory "
-                           "for d=%zu (budget %zu)", bm, bn,
-                           private_bytes(bm / LANES, bn, d, s->dtype), d, PRIVATE_BUDGET);
-    *FUSED_PLAN_OWN(plan, struct cpu_own) = (struct cpu_own){ KB, d < 16 ? d : 16 };
+                           "for d=%zu, d_v=%zu (budget %zu)", bm, bn,
+                           private_bytes(bm / LANES, bn, d, dv, s->dtype), d, dv, PRIVATE_BUDGET);
+    *FUSED_PLAN_OWN(plan, struct cpu_own) = (struct cpu_own){ KB, dv < 16 ? dv : 16 };
     return CLATTN_OK;
 }
 
@@ -118,6 +129,11 @@ const struct fused_kernel fused_cpu = {
     .id = CLATTN_FUSED_CPU,
     .file = "fused/cpu.cl",
     .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
+    /* Every variant but the snippets: its scores are vectors of 16 rows, and
+     * a snippet is a function of one score (the portable kernel takes them). */
+    .variants = FUSED_F_VARIANTS & ~(FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD),
+    .dtypes = FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
+    .takes_dv = 1,
     .not_preferred = not_preferred,
     FUSED_CANDIDATES(candidates),
     .default_tiles = default_tiles,

@@ -103,8 +103,8 @@ static const char *variant_missing(const struct fused_kernel *k, const struct at
         { FUSED_F_SINKS, "takes no attention sinks" },
         { FUSED_F_MASK, "takes no additive mask" },
         { FUSED_F_MASK_BOOL, "takes no boolean mask" },
-        { FUSED_F_SCORE_MOD, "takes no score_mod snippet (it is not built from source)" },
-        { FUSED_F_MASK_MOD, "takes no mask_mod snippet (it is not built from source)" },
+        { FUSED_F_SCORE_MOD, "takes no score_mod snippet" },
+        { FUSED_F_MASK_MOD, "takes no mask_mod snippet" },
     };
     const unsigned missing = c->flags & FUSED_F_VARIANTS & ~k->variants;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
