@@ -26,11 +26,17 @@
  *   -DBM -DBN -DTMS -DTXS -DTMO   (work-group size NT = BM / TMS x TXS)
  *   -DKV_SHARED=0|1  K and V take turns in one local tile (less local
  *                    memory, V's loads after Q K^T)
- *   -DDTYPE_F16 (optional: half storage, float arithmetic)
+ *   -DDTYPE_F16 or -DDTYPE_BF16 (optional: half or bfloat16 storage, float
+ *   arithmetic)
+ * and fused_score.clh's: the per-score variants apply to each S item's
+ * scores in natural units, a window's left side and a mask where a block
+ * crosses them; sinks join each row's sum at the finish. V's head dimension
+ * is D (the host refuses another).
  */
 #include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#include "fused_score.clh"
 
 #define TYS (BM / TMS)
 #define TNS (BN / TXS)
@@ -49,9 +55,20 @@
 #error "tiled: the layouts must divide the tiles (see src/fused/tiled.c)"
 #endif
 
+#define LOG2E 1.44269504088896341f
+#define LN2 0.69314718055994531f
+
 #ifdef DTYPE_F16
 #define LOAD4(p, i) vload_half4(0, (p) + (i))
 #define STORE4(v, p, i) vstore_half4_rte((v), 0, (p) + (i))
+#elif defined(DTYPE_BF16)
+#define LOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#define STORE4(v, p, i)                                                                     \
+    do {                                                                                    \
+        const float4 v4_ = (v);                                                             \
+        STORE(v4_.x, p, (i) + 0), STORE(v4_.y, p, (i) + 1), STORE(v4_.z, p, (i) + 2),       \
+            STORE(v4_.w, p, (i) + 3);                                                       \
+    } while (0)
 #else
 #define LOAD4(p, i) vload4(0, (p) + (i))
 #define STORE4(v, p, i) vstore4((v), 0, (p) + (i))
@@ -145,13 +162,16 @@ void attention_fused(FUSED_PARAMS(store_t))
     }
 
     float m[TMS], l[TMS];  /* S rows: running maximum, this item's share of the sum */
-    uint row_end[TMS];
+    uint row_end[TMS], row_begin[TMS];
+    struct fused_row_variants rv[TMS];
 #pragma unroll
     for (int i = 0; i < TMS; i++) {
-        const uint row = at.r0 + ys + i * TYS;
-        row_end[i] = row < at.n_rows ? fused_token_end(row / GROUP, at.kv_len, at.causal_off)
-                                     : 0u;
+        const uint row = at.r0 + ys + i * TYS, token = row / GROUP;
+        row_end[i] = row < at.n_rows ? fused_token_end(token, at.kv_len, at.causal_off) : 0u;
         row_end[i] = min(row_end[i], at.kv_end);
+        row_begin[i] = row < at.n_rows ? fused_token_begin(token, at.begin_off) : 0u;
+        rv[i] = fused_row_variants_of(at.b, at.hk * GROUP + row % GROUP, token, at.align_off,
+                                      heads, FUSED_FLAGS, alibi, m_off, m_sb, m_sh, m_sr);
         m[i] = -INFINITY;
         l[i] = 0.0f;
     }
@@ -165,6 +185,10 @@ void attention_fused(FUSED_PARAMS(store_t))
      * sequence): blocks below that need no mask. */
     const uint tile_first = at.r0 + BM <= at.n_rows
         ? min(fused_token_end(at.r0 / GROUP, at.kv_len, at.causal_off), at.kv_end) : 0u;
+    /* ... and the first key its last row sees (a window's left side): the
+     * blocks before it cross some row's window. */
+    const uint tile_begin_last =
+        fused_token_begin((min(at.r0 + BM, max(at.n_rows, 1u)) - 1) / GROUP, at.begin_off);
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
@@ -197,14 +221,31 @@ void attention_fused(FUSED_PARAMS(store_t))
                 }
             }
         }
-        /* Masked and out-of-range keys get -inf, where the block needs it. */
-        if (j0 + BN > tile_first) {
+        /* The per-score variants, in natural units (Q carries scale log2 e);
+         * a hidden key's score -inf. */
+        if (FUSED_FLAGS & FUSED_F_PER_SCORE) {
 #pragma unroll
             for (int i = 0; i < TMS; i++)
 #pragma unroll
-                for (int j = 0; j < TNS; j++)
-                    if (j0 + xs + j * TXS >= row_end[i])
+                for (int j = 0; j < TNS; j++) {
+                    const uint key = j0 + xs + j * TXS;
+                    int hidden = 0;
+                    if (key < row_end[i]) /* the mask's reads stay in its rows */
+                        s[i][j] = fused_variant_score(s[i][j] * LN2, key, &rv[i], FUSED_FLAGS,
+                                                      softcap, mask, &hidden) * LOG2E;
+                    s[i][j] = hidden ? -INFINITY : s[i][j];
+                }
+        }
+        /* Masked and out-of-range keys get -inf, where the block needs it. */
+        if (j0 + BN > tile_first || ((FUSED_FLAGS & FUSED_F_WINDOW) && j0 < tile_begin_last)) {
+#pragma unroll
+            for (int i = 0; i < TMS; i++)
+#pragma unroll
+                for (int j = 0; j < TNS; j++) {
+                    const uint key = j0 + xs + j * TXS;
+                    if (key >= row_end[i] || key < row_begin[i])
                         s[i][j] = -INFINITY;
+                }
         }
         /* The row maximum over the TXS items that share the row. */
 #pragma unroll
@@ -288,6 +329,10 @@ void attention_fused(FUSED_PARAMS(store_t))
             continue; /* a row of the last tile past the tensor */
         const int live = row < at.n_rows;
         const uint end = live ? fused_token_end(row / GROUP, at.kv_len, at.causal_off) : 0u;
+        const uint begin = live ? fused_token_begin(row / GROUP, at.begin_off) : 0u;
+        /* A row sees a key when its range holds one and, where the variants
+         * can hide keys one by one, one was left visible. */
+        const int sees_key = end > begin && (!(FUSED_FLAGS & FUSED_F_HIDES) || mx != -INFINITY);
 #if SPLIT
         /* The chunk's unnormalised accumulator and (max, sum); cl/fused/combine.cl
          * finishes the row (and writes the zeros of rows past the sequence). */
@@ -309,8 +354,11 @@ void attention_fused(FUSED_PARAMS(store_t))
             part_ml[2 * w] = mx;
             part_ml[2 * w + 1] = sum;
         }
+        (void)sees_key;
 #else
-        const float inv = live ? fused_row_scale(sum, mx, end > 0) : 0.0f;
+        const float sink = live && (FUSED_FLAGS & FUSED_F_SINKS)
+                               ? sinks[at.hk * GROUP + row % GROUP] * LOG2E : -INFINITY;
+        const float inv = live ? fused_row_scale_sink(sum, mx, sees_key, sink) : 0.0f;
         __global store_t *o_row = o + fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
 #pragma unroll
         for (int k4 = 0; k4 < OCO; k4++) {
@@ -327,7 +375,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 #if LSE_OUT
         if (xo == 0)
             lse[fused_row_id(&at, row, heads, n_q)] =
-                live ? fused_row_lse(sum, mx, end > 0, inv) : -INFINITY;
+                live ? fused_row_lse_sink(sum, mx, sees_key, inv, sink) : -INFINITY;
 #endif
 #endif
     }
