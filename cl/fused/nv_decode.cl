@@ -192,7 +192,7 @@ static inline void direct_scores(float s[MT][NT_S][4], __local const uint4 *q_ti
             const uint a1 = h ? q1.z : q1.x, a3 = h ? q1.w : q1.y;
 #pragma unroll
             for (int nt = 0; nt < NT_S; nt++)
-                MMA_16816(s[0][nt], a0, a1, a2, a3, h ? kr[nt][j].z : kr[nt][j].x,
+                MMA_16816_T(s[0][nt], a0, a1, a2, a3, h ? kr[nt][j].z : kr[nt][j].x,
                           h ? kr[nt][j].w : kr[nt][j].y);
         }
     }
@@ -205,10 +205,10 @@ static inline void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT
 {
 #pragma unroll
     for (int kk = 0; kk < KS_PV; kk++) {
-        const uint p0 = pack_half2(s[0][2 * kk][0], s[0][2 * kk][1]);
-        const uint p1 = pack_half2(s[0][2 * kk][2], s[0][2 * kk][3]);
-        const uint p2 = pack_half2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
-        const uint p3 = pack_half2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+        const uint p0 = pack_t2(s[0][2 * kk][0], s[0][2 * kk][1]);
+        const uint p1 = pack_t2(s[0][2 * kk][2], s[0][2 * kk][3]);
+        const uint p2 = pack_t2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+        const uint p3 = pack_t2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
 #pragma unroll
         for (int a = 0; a < DA; a++)
 #pragma unroll
@@ -219,7 +219,7 @@ static inline void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT
                                       : (x0 & 0xffffu) | (x1 << 16);
                 const uint b1 = e & 1 ? (x2 >> 16) | (x3 & 0xffff0000u)
                                       : (x2 & 0xffffu) | (x3 << 16);
-                MMA_16816(acc[0][8 * a + e], p0, p1, p2, p3, b0, b1);
+                MMA_16816_T(acc[0][8 * a + e], p0, p1, p2, p3, b0, b1);
             }
     }
 }

@@ -190,6 +190,7 @@ const struct fused_kernel fused_nv_decode = {
     .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
                "K/V into registers (d <= 128) or through a cp.async ring; fp16, d = 64/128/256",
     .variants = FUSED_F_VARIANTS,
+    .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16), /* mma.sync takes both */
     .cannot_run = nv_mma_cannot_run,
     .not_preferred = not_preferred,
     .probe_shape = &probe_shape,

@@ -21,8 +21,8 @@ const char *nv_mma_cannot_run(const struct device_facts *dev, const struct atten
     const clattn_shape *s = c->shape;
     if (dev->nv_cc < 80)
         return "needs an NVIDIA device of compute capability 8.0 or newer";
-    if (s->dtype != CLATTN_F16)
-        return "needs fp16 storage";
+    if (s->dtype != CLATTN_F16 && s->dtype != CLATTN_BF16)
+        return "needs fp16 or bf16 storage";
     if (s->head_dim != 64 && s->head_dim != 128 && s->head_dim != 256)
         return "needs d = 64, 128 or 256";
     if (!aligned(&c->ql, 8) || !aligned(&c->kl, 8) || !aligned(&c->vl, 8) || !aligned(&c->ol, 2))
@@ -108,6 +108,7 @@ const struct fused_kernel fused_nv_mma = {
     .file = "fused/nv_mma.cl",
     .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
     .variants = FUSED_F_VARIANTS,
+    .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16), /* mma.sync takes both */
     .cannot_run = nv_mma_cannot_run,
     .probe_shape = &probe_shape,
     FUSED_CANDIDATES(candidates),
