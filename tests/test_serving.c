@@ -127,19 +127,23 @@ static void run_one(struct problem *p, clattn_path path, clattn_fused_kernel ker
 static int full;
 
 /* The naive path and every fused kernel the device runs, at the library's
- * split and at forced ones (without --full, a sample of the splits and the
- * naive path on every other problem). */
+ * split and at forced ones (without --full, a sample: AUTO's kernel at 7
+ * chunks on every problem, each kernel on every other problem at one split
+ * by turns, the naive path on every other problem). */
 static void run_everywhere(struct problem *p, const char *what)
 {
     static const uint32_t splits[] = { 0, 1, 3, 7 };
-    static unsigned problems; /* the naive path takes every other one without --full */
-    if (full || problems++ % 2 == 0)
+    static unsigned problems;
+    const unsigned turn = problems++;
+    if (full || turn % 2 == 0)
         run_one(p, CLATTN_PATH_NAIVE, CLATTN_FUSED_AUTO, 0, what);
     if (!full)
         run_one(p, CLATTN_PATH_FUSED, CLATTN_FUSED_AUTO, 7, what);
     clattn_kernel_info k;
     for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++) {
         if (clattn_fused_kernel_usable(ctx, k.id, &p->s, NULL, 0) != 1)
+            continue;
+        if (!full && (i + turn) % 2)
             continue;
         for (size_t j = 0; j < sizeof splits / sizeof splits[0]; j++)
             if (full || j == (i + p->s.q_len) % 4)

@@ -11,7 +11,9 @@
  * CLATTN_EUNSUPPORTED), and the portable kernel must take every one. The
  * outputs are poisoned (NaN) first. Exits 77 without an OpenCL device.
  *
- * --full (the heavy suite): every case on every kernel at every split.
+ * Without --full each kernel takes each case at one split, by turns (the
+ * tiled kernel every other case); --full (the heavy suite): every case on
+ * every kernel at every split.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -139,16 +141,25 @@ static int run_case(const struct problem *p, clattn_path path, clattn_fused_kern
 
 /* The case on every fused kernel (the portable kernel must take it) and
  * the naive path, at the library's split and at 3 chunks. */
+/* Each case on every kernel at one split, without or with one by turns,
+ * case by case (each build of a kernel is seconds on a CPU device); the
+ * tiled kernel, a GPU's, on every other case; with --full every kernel at
+ * three splits. The portable kernel must take every case. */
 static void run_everywhere(const struct problem *p, const char *what)
 {
     static const uint32_t splits[] = { 0, 3, 1 };
+    static size_t turn;
     const size_t n_splits = full ? 3 : 2;
     clattn_kernel_info k;
+    turn++;
     for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
-        for (size_t j = 0; j < n_splits; j++)
+        for (size_t j = 0; j < n_splits; j++) {
+            if (!full && ((turn + i + j) % 2 || (k.id == CLATTN_FUSED_TILED && turn % 4 >= 2)))
+                continue;
             if (run_case(p, CLATTN_PATH_FUSED, k.id, splits[j], what) && k.id == CLATTN_FUSED_PORTABLE)
                 fail_msg("%s: the portable kernel does not take it: %s", what,
                          clattn_last_error_detail());
+        }
     run_case(p, CLATTN_PATH_NAIVE, CLATTN_FUSED_AUTO, 0, what);
 }
 
@@ -292,6 +303,36 @@ static void test_combined(void **state)
         run_everywhere(&p, "window + softcap + ALiBi + sinks");
         problem_free(&p);
     }
+    /* Decoding: at most 8 packed rows per key/value head (the CPU kernel's
+     * keys-across-lanes layout), with every built-in variant at once: a
+     * window, softcap, ALiBi, sinks and an fp16 mask over the batch with
+     * -inf entries; then a boolean mask. */
+    struct problem p;
+    problem_init(&p, 2, 8, 2, 2, 300, 64, 64, CLATTN_BF16, CLATTN_CAUSAL_BOTTOM_RIGHT, 90);
+    p.o.window_left = 100;
+    p.o.window_right = 0;
+    p.o.softcap = 2.0f;
+    p.o.alibi_slopes = p.slopes;
+    p.o.sinks = p.sinks;
+    p.kv_lens[0] = 300, p.kv_lens[1] = 77;
+    p.o.kv_lens = p.kv_lens;
+    const size_t n = 2 * 2 * 300;
+    p.mask = malloc(n * 2);
+    assert_non_null(p.mask);
+    for (size_t i = 0; i < n; i++)
+        ((uint16_t *)p.mask)[i] = clattn_f32_to_f16(
+            (i * 7919) % 6 == 0 ? -INFINITY : (float)((i * 2654435761u) % 1000) / 400.0f - 1.2f);
+    p.o.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_F16, 2, 1, { 0, 0, 0, 0 }, p.mask };
+    run_everywhere(&p, "decode: window + softcap + ALiBi + sinks + mask");
+    problem_free(&p);
+    problem_init(&p, 1, 4, 4, 1, 200, 32, 32, CLATTN_F32, CLATTN_CAUSAL_NONE, 91);
+    p.mask = malloc(4 * 200);
+    assert_non_null(p.mask);
+    for (size_t i = 0; i < 4 * 200; i++)
+        ((uint8_t *)p.mask)[i] = (uint8_t)((i * 40503u) % 4 != 0);
+    p.o.mask = (clattn_mask){ CLATTN_MASK_BOOL, CLATTN_F32, 1, 4, { 0, 0, 0, 0 }, p.mask };
+    run_everywhere(&p, "decode: boolean mask");
+    problem_free(&p);
 }
 
 /* The element i of an output of `dt` as raw bits (for bit-for-bit tests). */
