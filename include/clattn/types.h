@@ -11,10 +11,11 @@
  *   a later library of the same API major (CLATTN_API_VERSION_MAJOR, the
  *   soname). Two kinds of struct allow that:
  *   - Structs with a leading `size_t struct_size`: clattn_options,
- *     clattn_extras, clattn_measure_options, clattn_measurement. Set them up
- *     with their default function or initializer (clattn_default_options,
- *     CLATTN_EXTRAS_INIT, clattn_default_measure_options,
- *     clattn_measurement_init), which sets struct_size to the size the
+ *     clattn_extras, clattn_measure_options, clattn_measurement,
+ *     clattn_timing_options. Set them up with their default function or
+ *     initializer (clattn_default_options, CLATTN_EXTRAS_INIT,
+ *     clattn_default_measure_options, clattn_measurement_init,
+ *     clattn_default_timing_options), which sets struct_size to the size the
  *     caller's header gives the struct. The library reads and writes the
  *     first struct_size bytes and no more; fields the caller's header does
  *     not have take their defaults. Fields are only ever added at the end.
@@ -22,9 +23,10 @@
  *     below the struct's first size (not set up), so a struct on the stack
  *     left uninitialised is refused rather than trusted.
  *   - Structs only the library writes, of a fixed size with reserved bytes
- *     at the end: clattn_run_info, clattn_check_result. The library writes
- *     them whole (reserved bytes zeroed); a later version puts new fields in
- *     the reserved bytes, where zero means "not reported".
+ *     at the end: clattn_run_info, clattn_check_result, clattn_timing. The
+ *     library writes them whole (reserved bytes zeroed); a later version
+ *     puts new fields in the reserved bytes, where zero means "not
+ *     reported".
  *   Other structs (shapes, layouts, the model's records, device properties,
  *   kernel descriptions) change only with the API major.
  *   clattn_api_version() says which API the library implements.
