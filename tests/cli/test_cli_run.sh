@@ -578,12 +578,16 @@ python3 - "$CLATTN" <<'PY' || fail "signals"
 import glob, os, signal, struct, subprocess, sys, time
 clattn = sys.argv[1]
 
+def defaults():
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
 def launch(args):
-    # Started with SIGINT at its default (a background job of a shell
-    # would inherit it ignored, and an ignored signal is kept ignored).
+    # Started with the signals at their defaults (a background job of a
+    # shell inherits SIGINT ignored, a run under nohup SIGHUP, and the tool
+    # keeps an ignored signal ignored).
     return subprocess.Popen([clattn, 'run'] + args, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            stderr=subprocess.DEVNULL, preexec_fn=defaults)
 
 def wait_for(pattern, p, seconds):
     end = time.time() + seconds
