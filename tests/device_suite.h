@@ -58,6 +58,26 @@ static inline int device_suite_main(clattn_ctx **ctx, const char *name,
 #define DEVICE_SUITE_MAIN(ctx, tests) \
     device_suite_main((ctx), #tests, (tests), sizeof(tests) / sizeof((tests)[0]))
 
+/* --part K/N: the binary runs its tests i with i % N == K - 1 only, so
+ * that the default suite can split a long binary into parts that each stay
+ * well inside their timeout on two loaded cores (list the tests so that
+ * the parts balance). Copies the chosen tests to out (room for count) and
+ * returns how many; without --part all of them; 0 for a malformed part. */
+static inline size_t device_suite_part(int argc, char **argv, const struct CMUnitTest *tests,
+                                       size_t count, struct CMUnitTest *out)
+{
+    unsigned k = 1, n = 1;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--part") &&
+            (sscanf(argv[i + 1], "%u/%u", &k, &n) != 2 || n == 0 || k == 0 || k > n))
+            return 0;
+    size_t chosen = 0;
+    for (size_t i = 0; i < count; i++)
+        if (i % n == k - 1)
+            out[chosen++] = tests[i];
+    return chosen;
+}
+
 /* Whether the binary was asked for its full sweep (the heavy suite's
  * `--full`) rather than the default sample. */
 static inline int device_suite_full(int argc, char **argv)

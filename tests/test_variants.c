@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "device_suite.h"
 
 static clattn_ctx *ctx;
 static int full;
@@ -199,8 +200,8 @@ static void test_windows(void **state)
     static const int32_t sides[][2] = { { 2, 1 }, { 17, 0 }, { 40, -1 }, { -1, 5 }, { 0, 0 } };
     for (size_t w = 0; w < sizeof sides / sizeof sides[0]; w++) {
         for (int c = 0; c < 3; c++) {
-            if (!full && (w + (size_t)c) % 2)
-                continue;
+            if (!full && (size_t)c != w % 3)
+                continue; /* each window once, the causal alignments by turns */
             struct problem p;
             problem_init(&p, 2, 4, 2, 11, 150, 32, 32, CLATTN_F16, causals[c], 30 + w * 3 + c);
             p.o.window_left = sides[w][0];
@@ -415,18 +416,26 @@ static void test_snippets(void **state)
 
 int main(int argc, char **argv)
 {
-    full = argc > 1 && !strcmp(argv[1], "--full");
+    full = device_suite_full(argc, argv);
     if (clattn_open(&ctx, NULL) < 0) {
         printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softcap),  cmocka_unit_test(test_alibi),
-        cmocka_unit_test(test_windows),  cmocka_unit_test(test_sinks),
-        cmocka_unit_test(test_masks),    cmocka_unit_test(test_bf16_and_dv),
-        cmocka_unit_test(test_combined), cmocka_unit_test(test_snippets),
+    /* Longest first, so that --part 1/2 and 2/2 take about half each. */
+    const struct CMUnitTest all[] = {
+        cmocka_unit_test(test_combined), cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_masks),    cmocka_unit_test(test_alibi),
+        cmocka_unit_test(test_softcap),  cmocka_unit_test(test_snippets),
+        cmocka_unit_test(test_bf16_and_dv), cmocka_unit_test(test_sinks),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    struct CMUnitTest tests[sizeof all / sizeof all[0]];
+    const size_t n = device_suite_part(argc, argv, all, sizeof all / sizeof all[0], tests);
+    if (n == 0) {
+        fprintf(stderr, "usage: test_variants [--full] [--part K/N]\n");
+        clattn_close(&ctx);
+        return 2;
+    }
+    int failed = _cmocka_run_group_tests("test_variants", tests, n, NULL, NULL);
     clattn_close(&ctx);
     return failed;
 }
