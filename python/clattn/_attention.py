@@ -404,7 +404,9 @@ def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info):
 
 def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, path="auto",
                  kernel="auto", layouts=None, lse=None, kv_lens=None, split_kv=0,
-                 wait_for=None, info=None):
+                 wait_for=None, info=None, head_dim_v=None, attn_mask=None,
+                 window_size=(-1, -1), softcap=0.0, alibi_slopes=None, sinks=None,
+                 score_mod=None, mask_mod=None):
     """clattn_attention_ex_cl on raw pyopencl.Buffers: enqueues attention on
     `queue` (in order; a clattn context shares it and its context) reading q,
     k, v and writing o (and lse, float32 [B, H, Nq], when given), after
@@ -414,7 +416,10 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
     layouts maps "q", "k", "v", "o" to element strides (batch, head, token)
     and a byte offset, as clattn_layout; absent ones are contiguous [B,
     heads, N, d]. kv_lens: a uint32 pyopencl.Buffer of B lengths, or host
-    lengths. The other arguments are attention()'s.
+    lengths. head_dim_v: V's and O's head dimension when it differs from d.
+    The variants (attn_mask, window_size, softcap, alibi_slopes, sinks,
+    score_mod, mask_mod) are attention()'s, their tensors numpy arrays that
+    the call copies to the device. The other arguments are attention()'s.
     """
     dt = np.dtype(dtype)
     if dt not in _DTYPES:
@@ -424,6 +429,10 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
     s = _lib.Shape(*(_args.integer("shape's " + n, x)
                      for n, x in zip(("B", "H", "Hkv", "Nq", "Nk", "d"), shape)), _DTYPES[dt])
     opts = _options(causal, scale, path, kernel, split_kv)
+    keep = []  # the variants' host arrays, alive until the call has copied them
+    dv = s.head_dim if head_dim_v is None else head_dim_v
+    _variant(opts, s, dv, keep, attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod,
+             mask_mod)
     for name, lay in (layouts or {}).items():
         if name not in ("q", "k", "v", "o"):
             raise ValueError("layouts keys are q, k, v, o, not %r" % (name,))

@@ -115,6 +115,30 @@ class Interop(unittest.TestCase):
                                 dtype=np.float32)
         self.assertIn("holds 16 bytes", e.exception.detail)
 
+    def test_buffers_with_variants(self):
+        """attention_cl with a window, softcap, ALiBi, sinks, an additive
+        mask and d_v != d on raw Buffers, against the numpy reference."""
+        B, H, Hkv, Nq, Nk, d, dv = 2, 4, 2, 5, 40, 16, 8
+        q = ref.random(self.rng, (B, H, Nq, d), np.float32)
+        k = ref.random(self.rng, (B, Hkv, Nk, d), np.float32)
+        v = ref.random(self.rng, (B, Hkv, Nk, dv), np.float32)
+        mask = ref.random(self.rng, (1, H, Nq, Nk), np.float32)
+        slopes = np.linspace(0.05, 0.4, H).astype(np.float32)
+        sinks = np.linspace(-1, 1, H).astype(np.float32)
+        ctx, mf = self.queue.context, cl.mem_flags
+        bq, bk, bv = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+                      for x in (q, k, v))
+        bo = cl.Buffer(ctx, mf.WRITE_ONLY, B * H * Nq * dv * 4)
+        done = clattn.attention_cl(self.queue, bq, bk, bv, bo, shape=(B, H, Hkv, Nq, Nk, d),
+                                   dtype=np.float32, causal="bottom-right", head_dim_v=dv,
+                                   attn_mask=mask, window_size=(9, 0), softcap=2.0,
+                                   alibi_slopes=slopes, sinks=sinks)
+        o = np.full((B, H, Nq, dv), np.nan, np.float32)
+        cl.enqueue_copy(self.queue, o, bo, wait_for=[done])
+        want, _ = ref.attention_variants(q, k, v, "bottom-right", window=(9, 0), softcap=2.0,
+                                         alibi=slopes, sinks=sinks, mask=mask)
+        self.assertLess(np.abs(o - want).max(), 1e-4)
+
     def test_mixed_contexts(self):
         q, k, v = self.inputs(1, 1, 1, 3, 3, 4)
         other = cl.CommandQueue(cl.Context(self.queue.context.devices))
