@@ -285,6 +285,19 @@ static void test_bf16_and_dv(void **state)
     problem_free(&p);
 }
 
+/* A window of `left` keys (right side 0), softcap 2, ALiBi, sinks, and
+ * the second sequence `kv_len1` keys long: the built-in variants at once. */
+static void set_variants_together(struct problem *p, int32_t left, uint32_t kv_len1)
+{
+    p->o.window_left = left;
+    p->o.window_right = 0;
+    p->o.softcap = 2.0f;
+    p->o.alibi_slopes = p->slopes;
+    p->o.sinks = p->sinks;
+    p->kv_lens[0] = (uint32_t)p->s.kv_len, p->kv_lens[1] = kv_len1;
+    p->o.kv_lens = p->kv_lens;
+}
+
 /* Everything at once: window + softcap + ALiBi + sinks + GQA + bottom-right
  * + kv_lens + split-KV + the LSE, in each dtype. */
 static void test_combined(void **state)
@@ -294,13 +307,7 @@ static void test_combined(void **state)
         struct problem p;
         problem_init(&p, 2, 8, 2, 6, 300, 32, 32, (clattn_dtype)dt, CLATTN_CAUSAL_BOTTOM_RIGHT,
                      80 + dt);
-        p.o.window_left = 64;
-        p.o.window_right = 0;
-        p.o.softcap = 2.0f;
-        p.o.alibi_slopes = p.slopes;
-        p.o.sinks = p.sinks;
-        p.kv_lens[0] = 300, p.kv_lens[1] = 129;
-        p.o.kv_lens = p.kv_lens;
+        set_variants_together(&p, 64, 129);
         run_everywhere(&p, "window + softcap + ALiBi + sinks");
         problem_free(&p);
     }
@@ -310,13 +317,7 @@ static void test_combined(void **state)
      * -inf entries; then a boolean mask. */
     struct problem p;
     problem_init(&p, 2, 8, 2, 2, 300, 64, 64, CLATTN_BF16, CLATTN_CAUSAL_BOTTOM_RIGHT, 90);
-    p.o.window_left = 100;
-    p.o.window_right = 0;
-    p.o.softcap = 2.0f;
-    p.o.alibi_slopes = p.slopes;
-    p.o.sinks = p.sinks;
-    p.kv_lens[0] = 300, p.kv_lens[1] = 77;
-    p.o.kv_lens = p.kv_lens;
+    set_variants_together(&p, 100, 77);
     const size_t n = 2 * 2 * 300;
     p.mask = malloc(n * 2);
     assert_non_null(p.mask);

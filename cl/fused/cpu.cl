@@ -80,18 +80,6 @@ static inline vec vmax(vec a, vec b)
     return select(b, a, a > b);
 }
 
-/* 16 consecutive elements of storage as floats. */
-static inline vec load16(__global const store_t *p)
-{
-#ifdef DTYPE_F16
-    return vload_half16(0, p);
-#elif defined(DTYPE_BF16)
-    return as_float16(convert_uint16(vload16(0, p)) << 16);
-#else
-    return vload16(0, p);
-#endif
-}
-
 /* ... and stored, rounded to nearest even (dtype.clh's STORE, 16 at once). */
 static inline void store16(vec v, __global store_t *p)
 {
@@ -113,7 +101,7 @@ static inline void to_float(__global const store_t *src, float *dst, int n)
 {
     int i = 0;
     for (; i + 16 <= n; i += 16)
-        vstore16(load16(src + i), 0, dst + i);
+        vstore16(LOAD_VEC(16, src + i), 0, dst + i);
     for (; i < n; i++)
         dst[i] = LOAD(src, i);
 }
@@ -172,15 +160,8 @@ static inline void finish_row(const struct fused_place *at, uint row, float *acc
  * the last. */
 static inline vec mask_load16(__global const uint *mask, ulong x, int n)
 {
-    if (n >= 16) {
-#if MASK_DTYPE == 1
-        return vload_half16(0, (__global const half *)mask + x);
-#elif MASK_DTYPE == 2
-        return as_float16(convert_uint16(vload16(0, (__global const ushort *)mask + x)) << 16);
-#else
-        return vload16(0, (__global const float *)mask + x);
-#endif
-    }
+    if (n >= 16)
+        return MASK_LOAD_VEC(16, mask, x);
     float t[16];
     for (int i = 0; i < 16; i++)
         t[i] = fused_mask_value(mask, x + min(i, n - 1));
@@ -542,18 +523,6 @@ static inline vec lane_mask(__global const uint *mask, const struct lane_variant
     return vload16(0, t);
 }
 
-/* 8 consecutive mask elements from element x, as floats. */
-static inline float8 mask_load8(__global const uint *mask, ulong x)
-{
-#if MASK_DTYPE == 1
-    return vload_half8(0, (__global const half *)mask + x);
-#elif MASK_DTYPE == 2
-    return as_float8(convert_uint8(vload8(0, (__global const ushort *)mask + x)) << 16);
-#else
-    return vload8(0, (__global const float *)mask + x);
-#endif
-}
-
 /* The 8 x 8 block a (row r in a[r]) transposed into t (column i in t[i]):
  * three rounds of constant shuffles (unpack, 64-bit pairs, 128-bit halves). */
 #define SH8(x, y, ...) shuffle2((x), (y), (uint8)(__VA_ARGS__))
@@ -590,7 +559,7 @@ static inline void lane_mask8(__global const uint *mask, const struct lane_varia
     float8 a[R], lo[8], hi[8];
 #pragma unroll
     for (int r = 0; r < R; r++)
-        a[r] = mask_load8(mask, lv->mask_row[r] + j);
+        a[r] = MASK_LOAD_VEC(8, mask, lv->mask_row[r] + j);
     transpose8(a, lo);
     transpose8(a + 8, hi);
 #pragma unroll

@@ -58,11 +58,10 @@
 #define LOG2E 1.44269504088896341f
 #define LN2 0.69314718055994531f
 
+#define LOAD4(p, i) LOAD_VEC(4, (p) + (i))
 #ifdef DTYPE_F16
-#define LOAD4(p, i) vload_half4(0, (p) + (i))
 #define STORE4(v, p, i) vstore_half4_rte((v), 0, (p) + (i))
 #elif defined(DTYPE_BF16)
-#define LOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
 #define STORE4(v, p, i)                                                                     \
     do {                                                                                    \
         const float4 v4_ = (v);                                                             \
@@ -70,7 +69,6 @@
             STORE(v4_.w, p, (i) + 3);                                                       \
     } while (0)
 #else
-#define LOAD4(p, i) vload4(0, (p) + (i))
 #define STORE4(v, p, i) vstore4((v), 0, (p) + (i))
 #endif
 
