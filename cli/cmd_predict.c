@@ -76,11 +76,13 @@ static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, int measure,
     out->max_alloc = c.max_alloc_bytes;
     out->cache = c.cache_bytes;
     out->bandwidth = c.bandwidth;
-    out->peak = dtype == CLATTN_F16 ? c.flops_f16 : c.flops_f32;
+    /* fp16 and bf16 run at the 16-bit (tensor-core) rate, as clattn bench
+     * prices them. */
+    out->peak = dtype != CLATTN_F32 ? c.flops_f16 : c.flops_f32;
     /* Half storage, float arithmetic (PoCL, where half arithmetic does not
      * build): the float rate is the roof the kernels meet, as clattn bench
      * takes it. */
-    if (dtype == CLATTN_F16 && c.flops_f16.source == CLATTN_SRC_NONE &&
+    if (dtype != CLATTN_F32 && c.flops_f16.source == CLATTN_SRC_NONE &&
         c.flops_f32.source != CLATTN_SRC_NONE) {
         out->peak = c.flops_f32;
         out->peak_is_f32 = 1;

@@ -15,17 +15,30 @@ writes
                          device's bandwidth and compute roofs; hollow markers
                          are the model's predicted rates.
 
-Only the standard library and matplotlib (Agg backend, no display needed).
+Only the standard library and matplotlib (Agg backend, no display needed),
+an optional dependency: `pip install clattn[plot]` or Debian's
+python3-matplotlib. Without it the command says so and exits 1.
 """
 import argparse
 import json
 import os
 import sys
 
-import matplotlib
+plt = None  # matplotlib.pyplot, imported by main()
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+
+def import_matplotlib():
+    """matplotlib.pyplot on the Agg backend, or exits with what to install."""
+    global plt
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("clattn-plot-bench: matplotlib is not installed for %s: pip install "
+                 "'clattn[plot]' (or matplotlib; Debian: apt install python3-matplotlib)"
+                 % sys.executable)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+    plt = pyplot
 
 PATH_COLOUR = {"naive": "tab:orange", "fused": "tab:blue"}
 MASK_STYLE = {"none": ("o", "no mask"), "top-left": ("s", "causal"),
@@ -181,6 +194,7 @@ def main():
     ap.add_argument("--prefix", default="bench", help="file name prefix (default bench)")
     args = ap.parse_args()
     data = load(args.json)
+    import_matplotlib()
     os.makedirs(args.out_dir, exist_ok=True)
     for name, fn in (("time", plot_time), ("roofline", plot_roofline)):
         out = os.path.join(args.out_dir, "%s_%s.png" % (args.prefix, name))

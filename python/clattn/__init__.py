@@ -4,29 +4,39 @@
     import numpy as np, clattn
     o = clattn.attention(q, k, v, causal="bottom-right")
 
-A thin ctypes layer over libclattn.so (found through $CLATTN_LIBRARY or the
-dynamic loader's search path): numpy arrays in and out, or pyopencl arrays
-and buffers used in place on the caller's own queue; clattn.devices() lists
-the devices, clattn.predict() gives the byte model's view of a shape.
-Failures raise clattn.ClattnError with the library's message and detail.
+A thin ctypes layer over libclattn (the copy the wheel carries, else
+$CLATTN_LIBRARY, else the dynamic loader's search path): numpy arrays and
+host DLPack tensors in, numpy arrays out (or into out=); pyopencl arrays and
+buffers used in place on the caller's own queue. clattn.merge puts results
+over disjoint keys together, clattn.plan says what a call would run and
+whether it fits, clattn.devices() lists the devices with their ceilings,
+clattn.predict() gives the byte model's view of shapes. Failures raise
+clattn.ClattnError with the library's message and detail; bad arguments
+ValueError or TypeError naming them.
 """
-from ._attention import alibi_slopes, attention, attention_cl, flash_attn_func, \
-    scaled_dot_product_attention
-from ._core import ClattnError, close_all, devices, lib
-from ._model import predict
+from ._attention import FusedPlan, Plan, alibi_slopes, attention, attention_cl, \
+    flash_attn_func, merge, plan, scaled_dot_product_attention
+from ._core import Ceilings, ClattnError, Device, Figure, close_all, devices, lib
+from ._model import Prediction, predict
 
 __version__ = "0.2.0"
 __all__ = ["attention", "attention_cl", "scaled_dot_product_attention", "flash_attn_func",
-           "alibi_slopes", "devices", "predict", "ClattnError", "close_all",
-           "library_version", "api_version"]
+           "merge", "plan", "Plan", "FusedPlan", "alibi_slopes", "devices", "Device", "Ceilings",
+           "Figure", "predict", "Prediction", "ClattnError", "close_all", "library_version",
+           "api_version", "library_path"]
 
 
-def library_version():
+def library_path() -> str:
+    """The file the package loaded libclattn from."""
+    return lib().clattn_path
+
+
+def library_version() -> str:
     """The loaded library's version, "MAJOR.MINOR.PATCH"."""
     return lib().clattn_version().decode()
 
 
-def api_version():
+def api_version() -> "tuple[int, int]":
     """The loaded library's API as (major, minor)."""
     v = lib().clattn_api_version()
     return v >> 16, v & 0xFFFF

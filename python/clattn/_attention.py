@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: MIT
-"""clattn.attention: numpy arrays (host call) and pyopencl arrays or buffers
-(zero copy, on the caller's queue)."""
+"""clattn.attention: numpy arrays and DLPack tensors (host call) and pyopencl
+arrays or buffers (zero copy, on the caller's queue); clattn.merge and
+clattn.plan beside it."""
 import ctypes
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _args, _lib
-from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATHS, check, \
-    context_for, context_for_queue, lib
+from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATHS, ClattnError, \
+    check, context_for, context_for_queue, lib
+from ._dlpack import host_array, writable_host_array
 
 
 def _bfloat16():
@@ -85,7 +89,7 @@ def _mask(attn_mask, shape, keep):
     """A clattn_mask from PyTorch's attn_mask: broadcastable to [B, H, Nq, Nk]
     (right-aligned; a leading dim B or 1, H or 1, copied where Nq or Nk is
     broadcast), bool keeping a key where True, a float added to the scores."""
-    m = np.asarray(attn_mask)
+    m = host_array(attn_mask, "attn_mask")
     full = (shape.batch, shape.heads, shape.q_len, shape.kv_len)
     if not 2 <= m.ndim <= 4:
         raise ValueError("attn_mask must have 2 to 4 dims, broadcastable to %r, not shape %r"
@@ -111,7 +115,7 @@ def _per_head(name, values, shape, per_sequence, keep):
     """fp32 values per query head, [H] (or [B, H] where per_sequence is
     allowed), as the pointer the options hold, and whether they are per
     sequence."""
-    a = np.ascontiguousarray(values, dtype=np.float32)
+    a = np.ascontiguousarray(host_array(values, name), dtype=np.float32)
     heads = a.shape == (shape.heads,)
     seq = per_sequence and a.shape == (shape.batch, shape.heads)
     if not (heads or seq):
@@ -205,13 +209,68 @@ def _host_input(x, dtype):
     return x, lay
 
 
-def _lens_array(kv_lens, batch):
-    """Host kv_lens as the uint32 array the library reads: B lengths, each
-    from 0 to 2**32 - 1 (the library refuses one past Nk)."""
-    if np.ndim(kv_lens) != 1:
-        raise ValueError("kv_lens must hold one length per sequence (%d), not shape %r"
-                         % (batch, np.shape(kv_lens)))
-    return np.array(_args.lengths("kv_lens", kv_lens, batch, _args.U32_MAX), dtype=np.uint32)
+def _lens_array(lens, batch, name="kv_lens", limit=_args.U32_MAX):
+    """Host kv_lens or q_lens as the uint32 array the library reads: B
+    lengths, each from 0 to `limit` (Nk or Nq)."""
+    if np.ndim(lens) != 1:
+        raise ValueError("%s must hold one length per sequence (%d), not shape %r"
+                         % (name, batch, np.shape(lens)))
+    return np.array(_args.lengths(name, lens, batch, limit), dtype=np.uint32)
+
+
+def _host_lengths(opts, shape, kv_lens, q_lens, keep):
+    """Host kv_lens and q_lens into opts (the arrays kept alive in keep)."""
+    for name, lens, limit in (("kv_lens", kv_lens, shape.kv_len), ("q_lens", q_lens,
+                                                                    shape.q_len)):
+        if lens is None:
+            continue
+        a = _lens_array(host_array(lens, name), shape.batch, name, limit)
+        keep.append(a)
+        setattr(opts, name, a.ctypes.data_as(ctypes.POINTER(_lib.c_u32)))
+
+
+def _device_lengths(lens, shape, name, wait):
+    """A device kv_lens or q_lens: a uint32 pyopencl array of B at offset 0,
+    its buffer; its events join `wait`."""
+    if lens.dtype != np.uint32 or lens.shape != (shape.batch,) or lens.offset:
+        raise ValueError("device %s must be a uint32 array of B = %d at offset 0"
+                         % (name, shape.batch))
+    wait += list(lens.events)
+    return lens.base_data
+
+
+def _out_shape(shape, dv, layout):
+    if layout == "bshd":
+        return (shape.batch, shape.q_len, shape.heads, dv)
+    return (shape.batch, shape.heads, shape.q_len, dv)
+
+
+def _check_out(o, name, want_shape, dt):
+    if tuple(o.shape) != tuple(want_shape):
+        raise ValueError("%s must have shape %r, not %r" % (name, tuple(want_shape),
+                                                            tuple(o.shape)))
+    if np.dtype(o.dtype) != np.dtype(dt):
+        raise TypeError("%s must be %s, not %s" % (name, np.dtype(dt), o.dtype))
+
+
+def _host_out(out, shape, dv, layout, dt):
+    """out= as the numpy array written in place and its clattn_layout."""
+    o = writable_host_array(out, "out")
+    _check_out(o, "out", _out_shape(shape, dv, layout), dt)
+    view = o.transpose(0, 2, 1, 3) if layout == "bshd" else o
+    lay = _layout(view.shape, view.strides, view.itemsize)
+    if lay is None:
+        raise ValueError("out: its last dimension must be contiguous and its other strides "
+                         "positive multiples of the element size (strides %r)" % (o.strides,))
+    return o, lay
+
+
+def _host_out_lse(out_lse, shape):
+    lse = writable_host_array(out_lse, "out_lse")
+    _check_out(lse, "out_lse", (shape.batch, shape.heads, shape.q_len), np.float32)
+    if not lse.flags.c_contiguous:
+        raise ValueError("out_lse must be C-contiguous (the library writes [B, H, Nq] in order)")
+    return lse
 
 
 def _fill_info(info, run):
@@ -223,11 +282,16 @@ def _fill_info(info, run):
                     allocated_bytes=run.allocated_bytes, build_seconds=run.build_seconds)
 
 
-def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", device=None,
-              kv_lens=None, split_kv=0, return_lse=False, info=None, attn_mask=None,
-              window_size=(-1, -1), softcap=0.0, alibi_slopes=None, sinks=None, score_mod=None,
-              mask_mod=None, layout="bhsd", is_causal=None, softmax_scale=None,
-              enable_gqa=None):
+def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
+              scale: Optional[float] = None, path: str = "auto", kernel: str = "auto",
+              device: Any = None, kv_lens: Any = None, q_lens: Any = None, split_kv: int = 0,
+              return_lse: bool = False, info: Optional[Dict[str, Any]] = None,
+              out: Any = None, out_lse: Any = None, attn_mask: Any = None,
+              window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
+              alibi_slopes: Any = None, sinks: Any = None, score_mod: Optional[str] = None,
+              mask_mod: Optional[str] = None, layout: str = "bhsd",
+              is_causal: Optional[bool] = None, softmax_scale: Optional[float] = None,
+              enable_gqa: Optional[bool] = None) -> Any:
     """O = softmax(scale Q K^T) V, with the attention variants.
 
     q is [B, H, Nq, d], k [B, Hkv, Nk, d] and v [B, Hkv, Nk, d_v] with H a
@@ -237,9 +301,12 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     (FlashAttention's layout).
 
     numpy arrays (any strides: views are read in place when their last
-    dimension is contiguous, copied otherwise) give a new C-order numpy
-    array, computed on `device` (None: $CLATTN_DEVICE or the default; an
-    index or a name from clattn.devices(); a pyopencl.Device).
+    dimension is contiguous, copied otherwise) and DLPack tensors in host
+    memory (PyTorch or JAX CPU tensors, anything with __dlpack__, bfloat16
+    included, read in place) give a new C-order numpy array, computed on
+    `device` (None: $CLATTN_DEVICE or the default; an index or a name from
+    clattn.devices(); a pyopencl.Device). The result speaks DLPack itself
+    (torch.from_dlpack(o) takes it without a copy).
 
     pyopencl.array.Array inputs are used where they are, without a copy: the
     work is enqueued on q's queue after the arrays' events, through a clattn
@@ -249,11 +316,21 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     causal: None, "top-left" (PyTorch's is_causal) or "bottom-right"
     (FlashAttention's). scale: None for 1/sqrt(d). path: "auto", "naive",
     "fused"; kernel: "auto" or a fused kernel's name. kv_lens: each
-    sequence's number of keys (B of them, <= Nk); for device arrays also a
-    uint32 pyopencl array. split_kv: key chunks per sequence on the fused
-    path (0: the library's choice). return_lse: also return each row's
-    log-sum-exp, float32 [B, H, Nq] (-inf for a row that sees no key).
-    info: a dict to receive what ran (path, kernel, splits, build_seconds).
+    sequence's number of keys (B of them, <= Nk); q_lens: each sequence's
+    number of queries (<= Nq; rows past it output zeros and LSE -inf); for
+    device arrays either may be a uint32 pyopencl array. split_kv: key
+    chunks per sequence on the fused path (0: the library's choice).
+    return_lse: also return each row's log-sum-exp, float32 [B, H, Nq]
+    (-inf for a row that sees no key). info: a dict to receive what ran
+    (path, kernel, splits, build_seconds).
+
+    out: the array O is written into, in place and returned (PyTorch's
+    out=): a writable numpy array or host DLPack tensor for host inputs, a
+    pyopencl array (of q's context) for device inputs, of O's shape ([B, H,
+    Nq, d_v], or [B, Nq, H, d_v] for layout "bshd") and dtype, with any
+    strides whose last dimension is contiguous. out_lse: the same for the
+    LSE (float32 [B, H, Nq], contiguous; implies return_lse). An output
+    that overlaps an input or the other output is refused.
 
     The variants (clattn_options'), applied to each score in this order:
     softcap > 0 caps it, softcap tanh(s / softcap) (Gemma 2, FlashAttention);
@@ -284,6 +361,7 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     """
     causal, scale = _aliases(causal, is_causal, scale, softmax_scale)
     opts = _options(causal, scale, path, kernel, split_kv)
+    return_lse = bool(return_lse) or out_lse is not None
     if layout not in LAYOUTS:
         raise ValueError("layout must be 'bhsd' ([B, heads, N, d]) or 'bshd' ([B, N, heads, d]), "
                          "not %r" % (layout,))
@@ -293,8 +371,9 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
             raise ValueError("device arrays run on their own queue's device; leave device None")
         if layout != "bhsd":
             raise ValueError("device arrays take layout 'bhsd' (give their strides instead)")
-        return _attention_arrays(q, k, v, opts, kv_lens, return_lse, info, variant, enable_gqa)
-    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+        return _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant,
+                                 enable_gqa, out, out_lse)
+    q, k, v = host_array(q, "q"), host_array(k, "k"), host_array(v, "v")
     if layout == "bshd":
         if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
             raise ValueError("layout 'bshd': q, k and v must be 4-D [B, N, heads, d]")
@@ -308,16 +387,19 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
     q, opts.q_layout = _host_input(q, dt)
     k, opts.k_layout = _host_input(k, dt)
     v, opts.v_layout = _host_input(v, dt)
-    lens = None
-    if kv_lens is not None:
-        lens = _lens_array(kv_lens, shape.batch)
-        opts.kv_lens = lens.ctypes.data_as(ctypes.POINTER(_lib.c_u32))
-    if layout == "bshd":
+    _host_lengths(opts, shape, kv_lens, q_lens, keep)
+    if out is not None:
+        o, opts.o_layout = _host_out(out, shape, dv, layout, dt)
+    elif layout == "bshd":
         o = np.empty((shape.batch, shape.q_len, shape.heads, dv), dtype=dt)
         opts.o_layout = _lib.Layout(shape.q_len * shape.heads * dv, dv, shape.heads * dv, 0)
     else:
         o = np.empty((shape.batch, shape.heads, shape.q_len, dv), dtype=dt)
-    lse = np.empty((shape.batch, shape.heads, shape.q_len), np.float32) if return_lse else None
+    if out_lse is not None:
+        lse = _host_out_lse(out_lse, shape)
+    else:
+        lse = np.empty((shape.batch, shape.heads, shape.q_len), np.float32) if return_lse \
+            else None
     run = _lib.RunInfo()
     ctx = context_for(device)
     with ctx.lock:
@@ -328,6 +410,10 @@ def attention(q, k, v, *, causal=None, scale=None, path="auto", kernel="auto", d
             ctypes.byref(run))
         check("clattn_attention_ex", rc)
     _fill_info(info, run)
+    if out is not None:
+        o = out  # the caller's object itself (a DLPack producer stays what it was)
+    if out_lse is not None:
+        lse = out_lse
     return (o, lse) if return_lse else o
 
 
@@ -340,7 +426,8 @@ def _cl_layout(x, name):
     return lay
 
 
-def _attention_arrays(q, k, v, opts, kv_lens, return_lse, info, variant, enable_gqa):
+def _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant, enable_gqa,
+                      out, out_lse):
     import pyopencl as cl
     import pyopencl.array as cla
     if not all(_is_cl_array(x) for x in (q, k, v)):
@@ -358,30 +445,45 @@ def _attention_arrays(q, k, v, opts, kv_lens, return_lse, info, variant, enable_
     _variant(opts, shape, dv, keep, *variant)
     opts.q_layout, opts.k_layout, opts.v_layout = (_cl_layout(q, "q"), _cl_layout(k, "k"),
                                                    _cl_layout(v, "v"))
-    o = cla.empty(queue, (shape.batch, shape.heads, shape.q_len, dv), dt)
-    lse = cla.empty(queue, (shape.batch, shape.heads, shape.q_len), np.float32) \
-        if return_lse else None
     wait = list(q.events) + list(k.events) + list(v.events)
-    lens = None
-    extras_lens = None
-    if kv_lens is not None and _is_cl_array(kv_lens):
-        if kv_lens.dtype != np.uint32 or kv_lens.shape != (shape.batch,) or kv_lens.offset:
-            raise ValueError("device kv_lens must be a uint32 array of B = %d at offset 0"
-                             % shape.batch)
-        extras_lens = kv_lens.base_data
-        wait += list(kv_lens.events)
-    elif kv_lens is not None:
-        lens = _lens_array(kv_lens, shape.batch)
-        opts.kv_lens = lens.ctypes.data_as(ctypes.POINTER(_lib.c_u32))
+    if out is not None:
+        if not _is_cl_array(out) or out.context.int_ptr != queue.context.int_ptr:
+            raise TypeError("out must be a pyopencl array of q's context for device inputs")
+        _check_out(out, "out", (shape.batch, shape.heads, shape.q_len, dv), dt)
+        o = out
+        opts.o_layout = _cl_layout(out, "out")
+        wait += list(out.events)
+    else:
+        o = cla.empty(queue, (shape.batch, shape.heads, shape.q_len, dv), dt)
+    if out_lse is not None:
+        if not _is_cl_array(out_lse) or out_lse.context.int_ptr != queue.context.int_ptr:
+            raise TypeError("out_lse must be a pyopencl array of q's context for device inputs")
+        _check_out(out_lse, "out_lse", (shape.batch, shape.heads, shape.q_len), np.float32)
+        if out_lse.offset or not out_lse.flags.c_contiguous:
+            raise ValueError("out_lse must be contiguous at offset 0 of its buffer")
+        lse = out_lse
+        wait += list(out_lse.events)
+    else:
+        lse = cla.empty(queue, (shape.batch, shape.heads, shape.q_len), np.float32) \
+            if return_lse else None
+    dev_lens = {}
+    host = {}
+    for name, lens in (("kv_lens", kv_lens), ("q_lens", q_lens)):
+        if lens is not None and _is_cl_array(lens):
+            dev_lens[name] = _device_lengths(lens, shape, name, wait)
+        else:
+            host[name] = lens
+    _host_lengths(opts, shape, host.get("kv_lens"), host.get("q_lens"), keep)
     event = _enqueue(queue, shape, opts, q.base_data, k.base_data, v.base_data, o.base_data,
-                     lse.base_data if return_lse else None, extras_lens, wait, info)
+                     lse.base_data if return_lse else None, dev_lens.get("kv_lens"), wait, info,
+                     dev_lens.get("q_lens"))
     o.add_event(event)
     if return_lse:
         lse.add_event(event)
     return (o, lse) if return_lse else o
 
 
-def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info):
+def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info, q_lens=None):
     """clattn_attention_ex_cl on pyopencl buffers; the completion event."""
     import pyopencl as cl
     ctx = context_for_queue(queue)
@@ -389,6 +491,7 @@ def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info):
     lib().clattn_default_extras(ctypes.byref(extras))
     extras.lse = lse.int_ptr if lse is not None else None
     extras.kv_lens = kv_lens.int_ptr if kv_lens is not None else None
+    extras.q_lens = q_lens.int_ptr if q_lens is not None else None
     wait = (_lib.c_ptr * max(len(wait_for), 1))(*[e.int_ptr for e in wait_for])
     done = _lib.c_ptr()
     run = _lib.RunInfo()
@@ -402,11 +505,16 @@ def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info):
     return cl.Event.from_int_ptr(done.value, retain=False)
 
 
-def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, path="auto",
-                 kernel="auto", layouts=None, lse=None, kv_lens=None, split_kv=0,
-                 wait_for=None, info=None, head_dim_v=None, attn_mask=None,
-                 window_size=(-1, -1), softcap=0.0, alibi_slopes=None, sinks=None,
-                 score_mod=None, mask_mod=None):
+def attention_cl(queue: Any, q: Any, k: Any, v: Any, o: Any, *, shape: Sequence[int],
+                 dtype: Any, causal: Optional[str] = None, scale: Optional[float] = None,
+                 path: str = "auto", kernel: str = "auto",
+                 layouts: Optional[Dict[str, Sequence[int]]] = None, lse: Any = None,
+                 kv_lens: Any = None, q_lens: Any = None, split_kv: int = 0,
+                 wait_for: Optional[Sequence[Any]] = None, info: Optional[Dict[str, Any]] = None,
+                 head_dim_v: Optional[int] = None, attn_mask: Any = None,
+                 window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
+                 alibi_slopes: Any = None, sinks: Any = None, score_mod: Optional[str] = None,
+                 mask_mod: Optional[str] = None) -> Any:
     """clattn_attention_ex_cl on raw pyopencl.Buffers: enqueues attention on
     `queue` (in order; a clattn context shares it and its context) reading q,
     k, v and writing o (and lse, float32 [B, H, Nq], when given), after
@@ -415,8 +523,8 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
     shape is (B, H, Hkv, Nq, Nk, d) and dtype numpy.float16 or float32.
     layouts maps "q", "k", "v", "o" to element strides (batch, head, token)
     and a byte offset, as clattn_layout; absent ones are contiguous [B,
-    heads, N, d]. kv_lens: a uint32 pyopencl.Buffer of B lengths, or host
-    lengths. head_dim_v: V's and O's head dimension when it differs from d.
+    heads, N, d]. kv_lens, q_lens: a uint32 pyopencl.Buffer of B lengths,
+    or host lengths. head_dim_v: V's and O's head dimension when it differs from d.
     The variants (attn_mask, window_size, softcap, alibi_slopes, sinks,
     score_mod, mask_mod) are attention()'s, their tensors numpy arrays that
     the call copies to the device. The other arguments are attention()'s.
@@ -443,13 +551,15 @@ def attention_cl(queue, q, k, v, o, *, shape, dtype, causal=None, scale=None, pa
             _args.integer("layouts[%r]'s %s" % (name, what), x, 0)
             for what, x in zip(("batch_stride", "head_stride", "token_stride", "byte_offset"),
                                lay))))
-    lens_buf = None
-    if kv_lens is not None and hasattr(kv_lens, "int_ptr"):
-        lens_buf = kv_lens
-    elif kv_lens is not None:
-        lens = _lens_array(kv_lens, s.batch)
-        opts.kv_lens = lens.ctypes.data_as(ctypes.POINTER(_lib.c_u32))
-    return _enqueue(queue, s, opts, q, k, v, o, lse, lens_buf, list(wait_for or []), info)
+    bufs, host = {}, {}
+    for name, lens in (("kv_lens", kv_lens), ("q_lens", q_lens)):
+        if lens is not None and hasattr(lens, "int_ptr"):
+            bufs[name] = lens
+        else:
+            host[name] = lens
+    _host_lengths(opts, s, host.get("kv_lens"), host.get("q_lens"), keep)
+    return _enqueue(queue, s, opts, q, k, v, o, lse, bufs.get("kv_lens"), list(wait_for or []),
+                    info, bufs.get("q_lens"))
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -501,3 +611,203 @@ def alibi_slopes(heads, max_bias=8.0):
     check("clattn_alibi_slopes", lib().clattn_alibi_slopes(
         float(max_bias), heads, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
     return out
+
+
+# ------------------------------------------------------------------ merge
+
+def _merge_shapes(o1, lse1, o2, lse2):
+    if tuple(o1.shape) != tuple(o2.shape):
+        raise ValueError("o1 %r and o2 %r must have one shape" % (tuple(o1.shape),
+                                                                 tuple(o2.shape)))
+    if len(o1.shape) < 1:
+        raise ValueError("o1 and o2 must end in the head dimension d: [..., d]")
+    for name, lse in (("lse1", lse1), ("lse2", lse2)):
+        if tuple(lse.shape) != tuple(o1.shape[:-1]):
+            raise ValueError("%s must have shape %r (o's without d), not %r"
+                             % (name, tuple(o1.shape[:-1]), tuple(lse.shape)))
+        if np.dtype(lse.dtype) != np.float32:
+            raise TypeError("%s must be float32, not %s" % (name, lse.dtype))
+    dt, code = _dtype_code(o1, o2)
+    rows = int(np.prod(o1.shape[:-1], dtype=np.int64)) if len(o1.shape) > 1 else 1
+    return dt, code, rows, int(o1.shape[-1])
+
+
+def merge(o1: Any, lse1: Any, o2: Any, lse2: Any, *, out: Any = None,
+          out_lse: Any = None) -> Tuple[Any, Any]:
+    """The exact attention over the union of two disjoint sets of keys, from
+    each set's result: o1, o2 [..., d] (float16, float32 or bfloat16) and
+    their log-sum-exps lse1, lse2 [...] (float32, as return_lse gives them),
+    e.g. one sequence's keys split across devices or processes. The merged
+    row is exp(lse1 - lse) o1 + exp(lse2 - lse) o2 with lse = log(exp(lse1)
+    + exp(lse2)); a side with lse -inf (it saw no key) contributes nothing.
+
+    numpy arrays or host DLPack tensors run on the host (clattn_merge);
+    pyopencl arrays (contiguous, at offset 0 of their buffers) are merged on
+    their queue's device (clattn_merge_cl) after their events. out and
+    out_lse receive the result (they may be o1 and lse1 themselves: in
+    place); otherwise new arrays are returned. Returns (o, lse)."""
+    if any(_is_cl_array(x) for x in (o1, lse1, o2, lse2)):
+        return _merge_cl(o1, lse1, o2, lse2, out, out_lse)
+    o1, lse1, o2, lse2 = (host_array(x, n) for x, n in ((o1, "o1"), (lse1, "lse1"),
+                                                        (o2, "o2"), (lse2, "lse2")))
+    dt, code, rows, d = _merge_shapes(o1, lse1, o2, lse2)
+    o = writable_host_array(out, "out") if out is not None else np.empty(o1.shape, dt)
+    lse = writable_host_array(out_lse, "out_lse") if out_lse is not None else \
+        np.empty(lse1.shape, np.float32)
+    _check_out(o, "out", o1.shape, dt)
+    _check_out(lse, "out_lse", lse1.shape, np.float32)
+    if not (o.flags.c_contiguous and lse.flags.c_contiguous):
+        raise ValueError("out and out_lse must be C-contiguous")
+    # In place is out being o1 itself: keep o1 as it is then, copy otherwise.
+    o1 = o1 if o1.flags.c_contiguous else np.ascontiguousarray(o1)
+    lse1 = lse1 if lse1.flags.c_contiguous else np.ascontiguousarray(lse1)
+    o2, lse2 = np.ascontiguousarray(o2), np.ascontiguousarray(lse2)
+    fp = ctypes.POINTER(ctypes.c_float)
+    check("clattn_merge", lib().clattn_merge(
+        rows, d, code, o1.ctypes.data, lse1.ctypes.data_as(fp), o2.ctypes.data,
+        lse2.ctypes.data_as(fp), o.ctypes.data, lse.ctypes.data_as(fp)))
+    return (out if out is not None else o), (out_lse if out_lse is not None else lse)
+
+
+def _merge_cl(o1, lse1, o2, lse2, out, out_lse):
+    import pyopencl as cl
+    import pyopencl.array as cla
+    arrays = [("o1", o1), ("lse1", lse1), ("o2", o2), ("lse2", lse2)]
+    if out is not None:
+        arrays.append(("out", out))
+    if out_lse is not None:
+        arrays.append(("out_lse", out_lse))
+    for name, x in arrays:
+        if not _is_cl_array(x):
+            raise TypeError("%s: merge takes all numpy or all pyopencl arrays" % name)
+        if x.offset or not x.flags.c_contiguous:
+            raise ValueError("%s must be contiguous at offset 0 of its buffer" % name)
+    queue = o1.queue
+    if queue is None:
+        raise ValueError("o1 has no queue: give the pyopencl arrays one (with_queue)")
+    if any(x.context.int_ptr != queue.context.int_ptr for _, x in arrays):
+        raise ValueError("the arrays must belong to one OpenCL context")
+    dt, code, rows, d = _merge_shapes(o1, lse1, o2, lse2)
+    o = out if out is not None else cla.empty(queue, o1.shape, dt)
+    lse = out_lse if out_lse is not None else cla.empty(queue, lse1.shape, np.float32)
+    _check_out(o, "out", o1.shape, dt)
+    _check_out(lse, "out_lse", lse1.shape, np.float32)
+    wait_for = [e for _, x in arrays for e in x.events]
+    wait = (_lib.c_ptr * max(len(wait_for), 1))(*[e.int_ptr for e in wait_for])
+    done = _lib.c_ptr()
+    ctx = context_for_queue(queue)
+    with ctx.lock:
+        check("clattn_merge_cl", lib().clattn_merge_cl(
+            ctx.handle, rows, d, code, o1.base_data.int_ptr, lse1.base_data.int_ptr,
+            o2.base_data.int_ptr, lse2.base_data.int_ptr, o.base_data.int_ptr,
+            lse.base_data.int_ptr, len(wait_for), wait if wait_for else None,
+            ctypes.byref(done)))
+    event = cl.Event.from_int_ptr(done.value, retain=False)
+    o.add_event(event)
+    lse.add_event(event)
+    return o, lse
+
+
+# ------------------------------------------------------------------- plan
+
+@dataclass(frozen=True)
+class FusedPlan:
+    """What the fused path would run (clattn_plan_fused): the kernel, its
+    tiles (block_m packs the H / Hkv query heads of a KV head), the split
+    of each sequence's keys and the workspace the split keeps."""
+    kernel: str
+    block_m: int
+    block_n: int
+    rows_per_item: int
+    work_group_size: int
+    splits: int
+    split_keys: int
+    workspace_bytes: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What attention() would do for a shape on a device, decided without
+    allocating or running anything (clattn_attention_plan): the path AUTO
+    resolves to and the kernel that would run ("fused/cpu 64x128",
+    "naive/builtin-gemm"), whether the call fits (fits False: it would be refused
+    with CLATTN_EWOULDOOM, `refusal` saying which buffer and which limit),
+    the model's peak memory, and the fused path's plan (None
+    where the fused path cannot take the call)."""
+    path: str
+    kernel: str
+    fits: bool
+    refusal: str
+    predicted_peak_bytes: int
+    note: str
+    fused: Optional[FusedPlan]
+
+
+def plan(shape: Sequence[int], dtype: Any = np.float16, *, causal: Optional[str] = None,
+         scale: Optional[float] = None, path: str = "auto", kernel: str = "auto",
+         device: Any = None, kv_lens: Any = None, q_lens: Any = None, split_kv: int = 0,
+         head_dim_v: Optional[int] = None, attn_mask: Any = None,
+         window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
+         alibi_slopes: Any = None, sinks: Any = None, score_mod: Optional[str] = None,
+         mask_mod: Optional[str] = None) -> Plan:
+    """The plan and fit answer for attention on `device` before any buffer
+    exists: shape (B, H, Hkv, Nq, Nk, d), dtype numpy.float16, float32 or
+    ml_dtypes.bfloat16 (or their names), and attention()'s keywords.
+    Returns a Plan; raises ClattnError for a call the library would refuse
+    for another reason than memory, ValueError or TypeError for arguments."""
+    if isinstance(dtype, str):
+        from ._model import DTYPES
+        if dtype not in DTYPES:
+            raise TypeError("dtype must be %s or its name, not %r" % (_DTYPE_NAMES, dtype))
+        code = DTYPES[dtype]
+    else:
+        dt = np.dtype(dtype)
+        if dt not in _DTYPES:
+            raise TypeError("dtype must be %s, not %s" % (_DTYPE_NAMES, dt))
+        code = _DTYPES[dt]
+    if len(shape) != 6:
+        raise ValueError("shape is (B, H, Hkv, Nq, Nk, d), not %r" % (tuple(shape),))
+    s = _lib.Shape(*(_args.integer("shape's " + n, x)
+                     for n, x in zip(("B", "H", "Hkv", "Nq", "Nk", "d"), shape)), code)
+    opts = _options(causal, scale, path, kernel, split_kv)
+    keep = []
+    dv = s.head_dim if head_dim_v is None else head_dim_v
+    _variant(opts, s, dv, keep, attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod,
+             mask_mod)
+    _host_lengths(opts, s, kv_lens, q_lens, keep)
+    L = lib()
+    ctx = context_for(device)
+    run = _lib.RunInfo()
+    fused = _lib.FusedPlan()
+    with ctx.lock:
+        rc = L.clattn_attention_plan(ctx.handle, ctypes.byref(s), ctypes.byref(opts),
+                                     ctypes.byref(run))
+        refusal = ""
+        if rc < 0:
+            err = ClattnError("clattn_attention_plan", rc,
+                              (L.clattn_last_error_detail() or b"").decode("utf-8", "replace"))
+            if err.name != "CLATTN_EWOULDOOM":
+                raise err
+            refusal = err.detail
+        frc = L.clattn_plan_fused(ctx.handle, ctypes.byref(s), ctypes.byref(opts),
+                                  ctypes.byref(fused))
+        fused_name = ctypes.create_string_buffer(160)
+        naive_name = ctypes.create_string_buffer(160)
+        want_fused = run.path == PATHS["fused"]
+        if L.clattn_describe_kernels(ctx.handle, ctypes.byref(s), ctypes.byref(opts),
+                                     fused_name if want_fused else None, 160 if want_fused else 0,
+                                     None if want_fused else naive_name,
+                                     0 if want_fused else 160) < 0:
+            fused_name.value = naive_name.value = b""
+    text = lambda b: b.decode("utf-8", "replace")  # noqa: E731
+    fp = None
+    if frc == 0:
+        fp = FusedPlan(text(L.clattn_fused_kernel_name(fused.kernel) or b""), fused.block_m,
+                       fused.block_n, fused.rows_per_item, fused.work_group_size, fused.splits,
+                       fused.split_keys, fused.workspace_bytes, text(fused.note))
+    described = (fused_name if want_fused else naive_name).value
+    return Plan(path=PATH_NAMES.get(run.path, "?"), kernel=text(run.kernel or described),
+                fits=rc >= 0,
+                refusal=refusal, predicted_peak_bytes=run.predicted_peak_bytes,
+                note=text(run.note), fused=fp)

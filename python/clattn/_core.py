@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Errors, the library handle and the clattn contexts the package keeps."""
+"""Errors, the library handle, the clattn contexts the package keeps, and
+the device listing."""
 import atexit
 import ctypes
 import threading
+from dataclasses import dataclass
+from typing import List, Optional
 
 from . import _lib
 
@@ -89,8 +92,8 @@ def _selector(device):
         raise TypeError("device must be None, an index, a name or a pyopencl.Device, not %r"
                         % (device,))
     for entry in devices():
-        if entry["_device"] == ptr:
-            return str(entry["index"])
+        if entry.cl_device == ptr:
+            return str(entry.index)
     raise ValueError("clattn: %r is not among the OpenCL devices clattn lists" % (device,))
 
 
@@ -131,9 +134,61 @@ def close_all():
         _contexts.clear()
 
 
-def devices():
-    """Every OpenCL device clattn sees, in its order: dicts with "index", "name"
-    ("platform: device") and "type" ("GPU", "CPU", "accelerator", "other")."""
+@dataclass(frozen=True)
+class Figure:
+    """A figure and where it came from: source "measured" (clattn devices
+    --measure, saved), "table" (the datasheet table of known devices),
+    "reported" (the OpenCL driver), "given", "preset" or "unknown" (value
+    None)."""
+    value: Optional[float]
+    source: str
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """The ceilings the model prices a device with (clattn_device_ceilings,
+    the "ceilings" of `clattn devices --json`)."""
+    global_mem_bytes: Figure
+    max_alloc_bytes: Figure
+    cache_bytes: Figure
+    bandwidth: Figure        # bytes/s
+    flops_f32: Figure        # FLOP/s
+    flops_f16: Figure        # FLOP/s, the 16-bit (tensor-core) rate
+    launch_latency_s: Figure
+
+
+@dataclass(frozen=True)
+class Device:
+    """An OpenCL device as clattn lists it: `index` and `name` select it
+    (device=), `type` is "GPU", "CPU", "accelerator" or "other", and
+    `ceilings` its model figures when devices(ceilings=True) asked."""
+    index: int
+    name: str                # "platform: device"
+    type: str
+    ceilings: Optional[Ceilings] = None
+    cl_device: int = 0       # the cl_device_id, as pyopencl's int_ptr
+
+
+def ceilings_of(ctx):
+    """The Ceilings of an open context."""
+    L = lib()
+    c = _lib.Ceilings()
+    with ctx.lock:
+        check("clattn_device_ceilings", L.clattn_device_ceilings(ctx.handle, ctypes.byref(c)))
+    figs = {}
+    for name, _ in _lib.Ceilings._fields_:
+        f = getattr(c, name)
+        figs[name] = Figure(f.value if f.source else None,
+                            _text(L.clattn_source_name(f.source)))
+    return Ceilings(**figs)
+
+
+def devices(ceilings: bool = False) -> List[Device]:
+    """Every OpenCL device clattn sees, in its order (the indices device=
+    takes). ceilings=True opens each device (kept for later calls) and adds
+    the figures the model uses: a saved measurement where `clattn devices
+    --measure` made one, else the table of known devices and what the
+    driver reports."""
     L = lib()
     count = _lib.c_size()
     check("clattn_list_devices", L.clattn_list_devices(None, 0, ctypes.byref(count)))
@@ -144,5 +199,6 @@ def devices():
         e = entries[i]
         t = e.type
         kind = "GPU" if t & 4 else "CPU" if t & 2 else "accelerator" if t & 8 else "other"
-        out.append({"index": i, "name": _text(e.name), "type": kind, "_device": e.device})
+        ceil = ceilings_of(context_for(i)) if ceilings else None
+        out.append(Device(i, _text(e.name), kind, ceil, e.device or 0))
     return out

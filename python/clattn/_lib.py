@@ -3,9 +3,10 @@
 
 The struct mirrors follow include/clattn/*.h field for field;
 tests/python/test_layout.py compares every size and offset with the C
-compiler's. The library is found through $CLATTN_LIBRARY (a path), else the
-dynamic loader's search path (libclattn.so.<API major>: LD_LIBRARY_PATH,
-the cache of ldconfig, the system directories).
+compiler's. The library is found in this order: the copy inside the package
+(the wheel that `pip install .` builds carries one), $CLATTN_LIBRARY (a
+path), the dynamic loader's search path (libclattn.so.<API major>:
+LD_LIBRARY_PATH, the cache of ldconfig, the system directories).
 """
 import ctypes
 import ctypes.util
@@ -141,6 +142,12 @@ class Prediction(ctypes.Structure):
                 ("batch", BatchBlocks)]
 
 
+class FusedPlan(ctypes.Structure):
+    _fields_ = [("kernel", c_enum), ("block_m", c_size), ("block_n", c_size),
+                ("rows_per_item", c_size), ("work_group_size", c_size), ("splits", c_u32),
+                ("split_keys", c_size), ("workspace_bytes", c_u64), ("note", ctypes.c_char * 160)]
+
+
 # The structs tests/python/test_layout.py checks against the C headers.
 MIRRORED = {
     "clattn_shape": Shape, "clattn_layout": Layout, "clattn_mask": Mask,
@@ -152,6 +159,7 @@ MIRRORED = {
     "clattn_model_variant": ModelVariant,
     "clattn_batch_blocks": BatchBlocks,
     "clattn_path_estimate": PathEstimate, "clattn_prediction": Prediction,
+    "clattn_fused_plan": FusedPlan,
 }
 
 P = ctypes.POINTER
@@ -179,6 +187,18 @@ _PROTOTYPES = {
     "clattn_device_ceilings": (ctypes.c_int, [c_ptr, P(Ceilings)]),
     "clattn_fused_tiles": (ctypes.c_int, [c_ptr, P(Shape), P(Options), P(c_size), P(c_size),
                                           P(c_enum)]),
+    "clattn_plan_fused": (ctypes.c_int, [c_ptr, P(Shape), P(Options), P(FusedPlan)]),
+    "clattn_attention_plan": (ctypes.c_int, [c_ptr, P(Shape), P(Options), P(RunInfo)]),
+    "clattn_fused_kernel_name": (ctypes.c_char_p, [c_enum]),
+    "clattn_describe_kernels": (ctypes.c_int, [c_ptr, P(Shape), P(Options), ctypes.c_char_p,
+                                               c_size, ctypes.c_char_p, c_size]),
+    "clattn_model_max_len": (ctypes.c_int, [P(Shape), c_enum, c_u64, P(ModelDevice), P(c_size),
+                                            P(ctypes.c_double)]),
+    "clattn_merge": (ctypes.c_int, [c_size, c_size, c_enum, c_ptr, P(ctypes.c_float), c_ptr,
+                                    P(ctypes.c_float), c_ptr, P(ctypes.c_float)]),
+    "clattn_merge_cl": (ctypes.c_int, [c_ptr, c_size, c_size, c_enum, c_ptr, c_ptr, c_ptr, c_ptr,
+                                       c_ptr, c_ptr, ctypes.c_uint, P(c_ptr), P(c_ptr)]),
+    "clattn_dtype_size": (c_size, [c_enum]),
     "clattn_model_default_device": (None, [P(ModelDevice)]),
     "clattn_model_default_problem": (None, [P(ModelProblem)]),
     "clattn_model_predict": (ctypes.c_int, [P(ModelProblem), P(ModelDevice), P(Prediction)]),
@@ -192,12 +212,43 @@ _PROTOTYPES = {
 }
 
 
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The library's file name inside the package, per platform.
+BUNDLED_NAMES = ("libclattn.so", "libclattn.dylib", "clattn.dll")
+
+
+def bundled_library():
+    """The path of the library the package carries, or None."""
+    for name in BUNDLED_NAMES:
+        path = os.path.join(PACKAGE_DIR, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def bundled_tool():
+    """The path of the clattn command-line tool the package carries, or None."""
+    for name in ("clattn", "clattn.exe"):
+        path = os.path.join(PACKAGE_DIR, "bin", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def _candidates():
+    own = bundled_library()
     path = os.environ.get("CLATTN_LIBRARY")
-    if path:
-        return [path]
     found = ctypes.util.find_library("clattn")
-    return ["libclattn.so.%d" % API_MAJOR] + ([found] if found else [])
+    return ([own] if own else []) + ([path] if path else []) + \
+        ["libclattn.so.%d" % API_MAJOR] + ([found] if found else [])
+
+
+def _loader_hint(errors):
+    """What to install when the library was found but its OpenCL loader was not."""
+    if any("libOpenCL" in e for e in errors):
+        return (" (the OpenCL ICD loader libOpenCL.so.1 is missing: Debian/Ubuntu "
+                "ocl-icd-libopencl1, Fedora ocl-icd, plus a driver such as pocl-opencl-icd)")
+    return ""
 
 
 def load():
@@ -211,8 +262,10 @@ def load():
         except OSError as e:
             errors.append(str(e))
     else:
-        raise OSError("clattn: libclattn.so not found (set CLATTN_LIBRARY to its path, or "
-                      "install it where the dynamic loader looks): " + "; ".join(errors))
+        raise OSError("clattn: libclattn.so not found%s (pip install clattn brings one; else "
+                      "set CLATTN_LIBRARY to its path, or install it where the dynamic loader "
+                      "looks): %s" % (_loader_hint(errors), "; ".join(errors)))
+    lib.clattn_path = name
     for fn, (restype, argtypes) in _PROTOTYPES.items():
         f = getattr(lib, fn)
         f.restype = restype

@@ -19,6 +19,6 @@ s = q @ kk.transpose(0, 1, 3, 2) / np.sqrt(64)
 s[..., np.arange(96)[None, :] > np.arange(64)[:, None] + 96 - 64] = -np.inf
 p = np.exp(s - s.max(-1, keepdims=True))
 want = (p / p.sum(-1, keepdims=True)) @ vv
-print(clattn.devices()[0]["name"], "max abs error", np.abs(o - want).max())
+print(clattn.devices()[0].name, "max abs error", np.abs(o - want).max())
 assert np.abs(o - want).max() < 1e-4
 # README: end

@@ -211,6 +211,17 @@ int main(void)
     FIELD(clattn_prediction, causal_speedup);
     FIELD(clattn_prediction, batch);
     END();
+    BEGIN(clattn_fused_plan);
+    FIELD(clattn_fused_plan, kernel);
+    FIELD(clattn_fused_plan, block_m);
+    FIELD(clattn_fused_plan, block_n);
+    FIELD(clattn_fused_plan, rows_per_item);
+    FIELD(clattn_fused_plan, work_group_size);
+    FIELD(clattn_fused_plan, splits);
+    FIELD(clattn_fused_plan, split_keys);
+    FIELD(clattn_fused_plan, workspace_bytes);
+    FIELD(clattn_fused_plan, note);
+    END();
     printf("}\n");
     return 0;
 }

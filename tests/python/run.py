@@ -13,7 +13,10 @@ names, points it at the package's source (--src) and the built library
 Exit status: the test's; 77 (skipped) when no interpreter has the modules,
 or when --device is given and the library finds no OpenCL device.
 
-Usage: run.py --lib LIB --src PYTHON_DIR [--need MOD,...] [--device] -- ARGS...
+--tool names the clattn command-line tool for tests that compare with it
+($CLATTN_TEST_TOOL).
+
+Usage: run.py --lib LIB --src PYTHON_DIR [--tool CLATTN] [--need MOD,...] [--device] -- ARGS...
 """
 import argparse
 import os
@@ -50,6 +53,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--src", required=True)
+    ap.add_argument("--tool")
     ap.add_argument("--need", default="")
     ap.add_argument("--device", action="store_true")
     ap.add_argument("args", nargs=argparse.REMAINDER)
@@ -65,6 +69,8 @@ def main():
     env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(a.src), HERE] +
                                         ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["CLATTN_TEST_PYTHON"] = python
+    if a.tool:
+        env["CLATTN_TEST_TOOL"] = os.path.abspath(a.tool)
     print("python: %s" % python, flush=True)
     if a.device:
         rc = subprocess.run([python, "-c", DEVICE_CHECK], env=env).returncode

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Zero-copy pyopencl interop: pyopencl arrays and raw buffers used in place
 on the caller's own context and queue, events in and out, strided device
-views, lengths in a device buffer, the LSE; against the numpy reference."""
+views, lengths in a device buffer, the LSE, out= into the caller's arrays,
+clattn.merge on the device; against the numpy reference."""
 import ctypes
 import unittest
 
@@ -138,6 +139,53 @@ class Interop(unittest.TestCase):
         want, _ = ref.attention_variants(q, k, v, "bottom-right", window=(9, 0), softcap=2.0,
                                          alibi=slopes, sinks=sinks, mask=mask)
         self.assertLess(np.abs(o - want).max(), 1e-4)
+
+    def test_out_and_device_q_lens(self):
+        q, k, v = self.inputs(3, 4, 2, 6, 10, 16)
+        dq, dk, dv = (cla.to_device(self.queue, x) for x in (q, k, v))
+        # O into every other row of a bigger device array; its LSE beside.
+        big = cla.to_device(self.queue, np.full((3, 4, 12, 16), 9.0, np.float32))
+        view = big[:, :, ::2, :]
+        lse = cla.to_device(self.queue, np.full((3, 4, 6), np.nan, np.float32))
+        q_lens = cla.to_device(self.queue, np.array([6, 2, 0], np.uint32))
+        o, l = clattn.attention(dq, dk, dv, causal="bottom-right", out=view, out_lse=lse,
+                                q_lens=q_lens)
+        self.assertIs(o, view)
+        self.assertIs(l, lse)
+        host, host_lse = big.get(), lse.get()
+        self.assertTrue(np.all(host[:, :, 1::2] == 9.0), "rows between left as they were")
+        for b, nq in enumerate((6, 2, 0)):
+            got = host[b:b + 1, :, ::2][:, :, :nq]
+            if nq:
+                want, want_lse = ref.attention(q[b:b + 1, :, :nq], k[b:b + 1], v[b:b + 1],
+                                               "bottom-right")
+                self.assertLess(np.abs(got - want).max(), 1e-4)
+                self.assertLess(np.abs(host_lse[b, :, :nq] - want_lse[0]).max(), 1e-4)
+            self.assertTrue(np.all(host[b, :, ::2][:, nq:] == 0))
+            self.assertTrue(np.all(np.isneginf(host_lse[b, :, nq:])))
+        with self.assertRaisesRegex(ValueError, "out must have shape"):
+            clattn.attention(dq, dk, dv, out=cla.empty(self.queue, (3, 4, 6, 8), np.float32))
+        with self.assertRaisesRegex(TypeError, "out must be a pyopencl array"):
+            clattn.attention(dq, dk, dv, out=np.empty(q.shape, np.float32))
+
+    def test_merge_on_the_device(self):
+        q, k, v = self.inputs(1, 2, 2, 5, 40, 32, np.float16)
+        whole, whole_lse = ref.attention(q, k, v)
+        parts = []
+        for lo, hi in ((0, 13), (13, 40)):
+            dq, dk, dv = (cla.to_device(self.queue, np.ascontiguousarray(x))
+                          for x in (q, k[:, :, lo:hi], v[:, :, lo:hi]))
+            parts += list(clattn.attention(dq, dk, dv, return_lse=True))
+        o, lse = clattn.merge(*parts)
+        self.assertIsInstance(o, cla.Array)
+        self.assertLess(np.abs(o.get().astype(np.float64) - whole).max(), 2 * 4e-3)
+        self.assertLess(np.abs(lse.get() - whole_lse).max(), 1e-3)
+        o1, l1 = parts[0], parts[1]
+        clattn.merge(*parts, out=o1, out_lse=l1)  # in place
+        self.assertTrue(np.array_equal(o1.get(), o.get()))
+        with self.assertRaisesRegex(ValueError, "contiguous at offset 0"):
+            clattn.merge(parts[0][:, :, 1:], parts[1][:, :, 1:], parts[2][:, :, 1:],
+                         parts[3][:, :, 1:])
 
     def test_mixed_contexts(self):
         q, k, v = self.inputs(1, 1, 1, 3, 3, 4)

@@ -155,13 +155,14 @@ class Variants(unittest.TestCase):
         kw = dict(device=False, block_m=64, block_n=64, causal="bottom-right")
         plain = clattn.predict(1, 8, 4096, head_dim=128, **kw)
         window = clattn.predict(1, 8, 4096, head_dim=128, window_size=(511, 0), **kw)
-        self.assertLess(window["batch"]["computed_pairs"], plain["batch"]["computed_pairs"])
-        self.assertLess(window["fused"]["flops"], plain["fused"]["flops"])
-        masked = clattn.predict(1, 8, 4096, head_dim=128, mask="bool", **kw)
-        self.assertEqual(masked["fused"]["bytes"] - plain["fused"]["bytes"],
-                         8 * plain["batch"]["computed_pairs"])
-        mla = clattn.predict(1, 8, 4096, head_dim=192, head_dim_v=128, **kw)
-        self.assertEqual(mla["traffic"]["endpoint_bytes"], 2 * 8 * 4096 * (192 + 128) * 2)
+        plain, window = plain.rows[0], window.rows[0]
+        self.assertLess(window.decode.computed_pairs, plain.decode.computed_pairs)
+        self.assertLess(window.fused.flops, plain.fused.flops)
+        masked = clattn.predict(1, 8, 4096, head_dim=128, mask="bool", **kw).rows[0]
+        self.assertEqual(masked.fused.bytes - plain.fused.bytes, 8 * plain.decode.computed_pairs)
+        self.assertEqual(masked.variant.mask_bytes, 8 * plain.decode.computed_pairs)
+        mla = clattn.predict(1, 8, 4096, head_dim=192, head_dim_v=128, **kw).rows[0]
+        self.assertEqual(mla.all_heads.endpoint_bytes, 2 * 8 * 4096 * (192 + 128) * 2)
 
 
 if __name__ == "__main__":
