@@ -381,7 +381,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     dt, code = _dtype_code(q, k, v)
     shape = _shape(q.shape, k.shape, v.shape, code)
     _check_gqa(shape, enable_gqa)
-    keep = []
+    keep: list = []
     dv = v.shape[3]
     _variant(opts, shape, dv, keep, *variant)
     q, opts.q_layout = _host_input(q, dt)
@@ -440,7 +440,7 @@ def _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant,
     dt, code = _dtype_code(q, k, v)
     shape = _shape(q.shape, k.shape, v.shape, code)
     _check_gqa(shape, enable_gqa)
-    keep = []  # the variants' host arrays, copied to the device by the call
+    keep: list = []  # the variants' host arrays, copied to the device by the call
     dv = v.shape[3]
     _variant(opts, shape, dv, keep, *variant)
     opts.q_layout, opts.k_layout, opts.v_layout = (_cl_layout(q, "q"), _cl_layout(k, "k"),
@@ -537,7 +537,7 @@ def attention_cl(queue: Any, q: Any, k: Any, v: Any, o: Any, *, shape: Sequence[
     s = _lib.Shape(*(_args.integer("shape's " + n, x)
                      for n, x in zip(("B", "H", "Hkv", "Nq", "Nk", "d"), shape)), _DTYPES[dt])
     opts = _options(causal, scale, path, kernel, split_kv)
-    keep = []  # the variants' host arrays, alive until the call has copied them
+    keep: list = []  # the variants' host arrays, alive until the call has copied them
     dv = s.head_dim if head_dim_v is None else head_dim_v
     _variant(opts, s, dv, keep, attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod,
              mask_mod)
@@ -562,8 +562,10 @@ def attention_cl(queue: Any, q: Any, k: Any, v: Any, o: Any, *, shape: Sequence[
                     info, bufs.get("q_lens"))
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False, **kwargs):
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: Optional[float] = None, enable_gqa: bool = False,
+                                 **kwargs: Any) -> Any:
     """PyTorch's torch.nn.functional.scaled_dot_product_attention on numpy (or
     pyopencl) arrays, with its arguments' meanings: query [B, H, Nq, d], key
     and value [B, Hkv, Nk, d | d_v]; attn_mask broadcastable to [B, H, Nq,
@@ -578,9 +580,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                      scale=scale, enable_gqa=bool(enable_gqa), **kwargs)
 
 
-def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
-                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None, deterministic=False,
-                    return_attn_probs=False, **kwargs):
+def flash_attn_func(q: Any, k: Any, v: Any, dropout_p: float = 0.0,
+                    softmax_scale: Optional[float] = None, causal: bool = False,
+                    window_size: Tuple[int, int] = (-1, -1), softcap: float = 0.0,
+                    alibi_slopes: Any = None, deterministic: bool = False,
+                    return_attn_probs: bool = False, **kwargs: Any) -> Any:
     """FlashAttention's flash_attn_func on numpy (or pyopencl) arrays, with
     its arguments' meanings: q [B, Nq, H, d], k and v [B, Nk, Hkv, d | d_v]
     (its layout), O returned as [B, Nq, H, d_v]; causal=True aligned
@@ -602,7 +606,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                      layout="bshd", **kwargs)
 
 
-def alibi_slopes(heads, max_bias=8.0):
+def alibi_slopes(heads: int, max_bias: float = 8.0) -> np.ndarray:
     """ggml's ALiBi slopes for `heads` query heads from max_bias (8: the
     ALiBi paper's slopes for a power of two heads), float32 (H,), through
     clattn_alibi_slopes."""
@@ -771,7 +775,7 @@ def plan(shape: Sequence[int], dtype: Any = np.float16, *, causal: Optional[str]
     s = _lib.Shape(*(_args.integer("shape's " + n, x)
                      for n, x in zip(("B", "H", "Hkv", "Nq", "Nk", "d"), shape)), code)
     opts = _options(causal, scale, path, kernel, split_kv)
-    keep = []
+    keep: list = []
     dv = s.head_dim if head_dim_v is None else head_dim_v
     _variant(opts, s, dv, keep, attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod,
              mask_mod)

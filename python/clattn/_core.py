@@ -5,7 +5,7 @@ import atexit
 import ctypes
 import threading
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import _lib
 
@@ -72,7 +72,7 @@ class Context:
             self.handle = None
 
 
-_contexts = {}
+_contexts: Dict[Tuple[str, Any], Context] = {}
 _contexts_lock = threading.Lock()
 
 

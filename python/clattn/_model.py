@@ -18,7 +18,7 @@ DTYPES = {"float16": F16, "fp16": F16, "f16": F16, "half": F16, "float32": F32, 
 DTYPE_NAMES = {F16: "fp16", F32: "fp32", BF16: "bf16"}
 CAUSAL_NAMES = {0: "none", 1: "top-left", 2: "bottom-right"}
 # clattn_model_device's fields, the names `figures` takes.
-FIGURE_KEYS = tuple(k for k, _ in _lib.ModelDevice._fields_)
+FIGURE_KEYS = tuple(f[0] for f in _lib.ModelDevice._fields_)
 LIMITS = ("head_s_in_cache", "shared_s_in_cache", "scores_in_memory", "naive_fits", "fused_fits")
 
 

@@ -245,5 +245,14 @@ if [ -n "$PLOT" ]; then
     else
         echo "note: matplotlib not importable, charts not tested"
     fi
+    # Without matplotlib: exit 1 and what to install, no traceback.
+    rc=0
+    python3 -c 'import runpy, sys; sys.modules["matplotlib"] = None; sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$PLOT" out.json --out-dir nofigs \
+        >stdout 2>stderr || rc=$?
+    [ "$rc" = 1 ] || fail "plot_bench.py without matplotlib: exit $rc, not 1"
+    grep -q "pip install 'clattn\[plot\]'" stderr || fail "plot_bench.py without matplotlib: $(cat stderr)"
+    if grep -q Traceback stderr; then fail "plot_bench.py without matplotlib: a traceback"; fi
+    echo "ok: charts without matplotlib say what to install"
 fi
 echo "PASS"
