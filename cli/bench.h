@@ -114,7 +114,11 @@ typedef struct bench_row {
     double useful_flops;         /* 2 (d + d_v) H x visible (query, key) pairs of the
                                   * batch (times the kept fraction of a mask's elements,
                                   * once its inputs are drawn) */
-    /* derived from measurement and model */
+    /* the time to expect: est.time_s over the kernel's recorded efficiency
+     * where est's roof binds (clattn tune); 0 and 0 where none is recorded */
+    double efficiency, expected_s;
+    /* derived from measurement and model; ratio: the median over expected_s,
+     * over the roofline est.time_s where no efficiency is recorded */
     double tflops_model, tflops_useful, gbps, ratio;
     double bandwidth_fraction;   /* gbps / the device's bandwidth, 0 if unknown */
     /* memory */

@@ -153,6 +153,10 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
             "  2*(d+d_v)*H*(visible pairs of the batch) / median; GB/s: the model's bytes for the\n"
             "  path / median; of bw: GB/s / the bandwidth ceiling above; splits: the run's\n"
             "  split-KV chunks per sequence (the plan's for rows not run)\n"
+            "pred ms: the model's roofline time (bytes at the bandwidth or FLOPs at the\n"
+            "  peak, whichever is longer, plus the launches) over eff, the kernel's\n"
+            "  efficiency where that roof binds as clattn tune recorded it for this\n"
+            "  device; eff none: none recorded, pred is the roofline itself\n"
             "causal x: no-mask time / causal time, same path and case; model x: total /\n"
             "  visited tiles of the fused kernel (the naive path computes all of S: 1)\n\n",
             cfg->target_seconds, cfg->args->calls_per_sample);
@@ -162,7 +166,7 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
 
 enum { COL_B, COL_NQ, COL_NK, COL_CAUSAL, COL_PATH, COL_KERNEL, COL_SPLITS, COL_REPS,
        COL_MEDIAN, COL_SPREAD, COL_TFLOPS, COL_USEFUL, COL_GBPS, COL_BW_FRACTION, COL_PRED,
-       COL_BOUND, COL_RATIO, COL_MEM, COL_SPEEDUP, COL_MODEL_X, COL_CHECK, N_COLS };
+       COL_BOUND, COL_EFF, COL_RATIO, COL_MEM, COL_SPEEDUP, COL_MODEL_X, COL_CHECK, N_COLS };
 
 static const struct {
     const char *title;
@@ -172,7 +176,7 @@ static const struct {
     { "path", 1 },     { "kernel", 1 },    { "splits", 0 },     { "reps", 0 },
     { "median ms", 0 }, { "min-max ms", 0 }, { "TFLOP/s", 0 },  { "useful", 0 },
     { "GB/s", 0 },     { "of bw", 0 },     { "pred ms", 0 },    { "bound", 1 },
-    { "meas/pred", 0 }, { "memory / pred", 0 }, { "causal x", 0 }, { "model x", 0 },
+    { "eff", 0 },      { "meas/pred", 0 }, { "memory / pred", 0 }, { "causal x", 0 }, { "model x", 0 },
     { "check", 1 },
 };
 
@@ -256,10 +260,16 @@ static void fill_cells(const bench_row *r, cell_row c)
         snprintf(c[COL_BW_FRACTION], CELL, "%.3g%%", 100 * r->bandwidth_fraction);
     else
         snprintf(c[COL_BW_FRACTION], CELL, "-");
-    if (r->est.time_s > 0)
+    if (r->expected_s > 0)
+        fmt_ms(r->expected_s, c[COL_PRED], CELL);
+    else if (r->est.time_s > 0)
         fmt_ms(r->est.time_s, c[COL_PRED], CELL);
     else
         snprintf(c[COL_PRED], CELL, "n/a");
+    if (r->efficiency > 0)
+        snprintf(c[COL_EFF], CELL, "%.3g", r->efficiency);
+    else
+        snprintf(c[COL_EFF], CELL, r->est.time_s > 0 && ran ? "none" : "-");
     snprintf(c[COL_BOUND], CELL, "%s",
              r->est.bound == CLATTN_BOUND_UNKNOWN ? "-" : clattn_bound_name(r->est.bound));
     fmt_g(ran ? r->ratio : 0, "%.3g", c[COL_RATIO]);
@@ -374,6 +384,8 @@ static void json_row(struct json *j, const bench_row *r)
     num_if(j, "gbps", r->gbps, ran);
     num_if(j, "bandwidth_fraction", r->bandwidth_fraction, ran && r->bandwidth_fraction > 0);
     num_if(j, "predicted_s", r->est.time_s, r->est.time_s > 0);
+    num_if(j, "efficiency", r->efficiency, r->efficiency > 0);
+    num_if(j, "expected_s", r->expected_s, r->expected_s > 0);
     num_if(j, "predicted_memory_s", r->est.memory_time_s, r->est.memory_time_s > 0);
     num_if(j, "predicted_compute_s", r->est.compute_time_s, r->est.compute_time_s > 0);
     json_str(j, "bound", clattn_bound_name(r->est.bound));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "efficiency.h"
 #include "cli.h"
 
 #define MIN_SAMPLES 3
@@ -290,15 +291,18 @@ static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *i
 
 /* Rates from the median; the bandwidth fraction against the ceiling the
  * predictions use (measured where it was measured). */
-static void derive_rates(const bench_device *dev, bench_row *row)
+static void derive_rates(clattn_ctx *ctx, const bench_device *dev, bench_row *row)
 {
     const double t = row->t_median;
+    row->expected_s = efficiency_expected_time(ctx, row->kernel, row->shape.dtype,
+                                               row->shape.head_dim, &row->est, &row->efficiency);
     if (!(t > 0))
         return;
     row->tflops_model = row->est.flops / t * 1e-12;
     row->tflops_useful = row->useful_flops / t * 1e-12;
     row->gbps = (double)row->est.bytes / t * 1e-9;
-    row->ratio = row->est.time_s > 0 ? t / row->est.time_s : 0;
+    const double pred = row->expected_s > 0 ? row->expected_s : row->est.time_s;
+    row->ratio = pred > 0 ? t / pred : 0;
     const double bw = dev->ceil.bandwidth.value;
     row->bandwidth_fraction =
         dev->ceil.bandwidth.source != CLATTN_SRC_NONE && bw > 0 ? row->gbps * 1e9 / bw : 0;
@@ -344,7 +348,7 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     rc = time_row(ctx, &opts, in, cfg, row);
     if (rc < 0)
         return record_failure(row, rc);
-    derive_rates(dev, row);
+    derive_rates(ctx, dev, row);
     row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
     if (row->predicted_oom && row->detail[0]) {
         char prior[sizeof row->detail];

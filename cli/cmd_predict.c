@@ -9,6 +9,7 @@
 
 #include "ceilings_auto.h"
 #include "cli.h"
+#include "efficiency.h"
 #include "commands.h"
 #include "outfile.h"
 #include "predict.h"
@@ -151,6 +152,8 @@ static clattn_model_device model_device(const struct predict_figures *f)
 static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct predict_row *r)
 {
     clattn_model_problem *p = &r->problem;
+    r->kernel[0][0] = r->kernel[1][0] = '\0';
+    r->efficiency[0] = r->efficiency[1] = r->expected_s[0] = r->expected_s[1] = 0;
     p->block_m = p->block_n = DEFAULT_TILE;
     p->splits = a->split_kv;
     r->tiles_source = a->preset ? "preset" : "default";
@@ -172,6 +175,8 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
         opts.mask_mod = r->vopts.mask_mod;
         clattn_fused_plan plan;
         if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
+            snprintf(r->kernel[1], sizeof r->kernel[1], "fused/%s",
+                     clattn_fused_kernel_name(plan.kernel));
             const size_t group = p->shape.heads / p->shape.kv_heads;
             p->block_m = plan.block_m / group ? plan.block_m / group : 1;
             p->block_n = plan.block_n;
@@ -185,6 +190,25 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
         p->block_m = a->block_m;
     if (a->block_n)
         p->block_n = a->block_n;
+}
+
+/* The naive path's kernel on the device and, for both paths, the time to
+ * expect from the kernels' recorded efficiencies. */
+static void expect_times(clattn_ctx *ctx, struct predict_row *r)
+{
+    if (!ctx)
+        return;
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = r->problem.causal;
+    if (clattn_describe_kernels(ctx, &r->problem.shape, &opts, NULL, 0, r->kernel[0],
+                                sizeof r->kernel[0]) < 0)
+        r->kernel[0][0] = '\0';
+    const clattn_path_estimate *est[2] = { &r->pred.naive, &r->pred.fused };
+    for (int k = 0; k < 2; k++)
+        r->expected_s[k] = efficiency_expected_time(ctx, r->kernel[k], r->problem.shape.dtype,
+                                                    r->problem.shape.head_dim, est[k],
+                                                    &r->efficiency[k]);
 }
 
 /* One row: its variant (a mask file must fit the row's shape: a usage
@@ -208,6 +232,7 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     rc = clattn_model_predict_variant(&r->problem, &r->variant, dev, &r->pred);
     if (rc < 0)
         return rc;
+    expect_times(ctx, r);
     const uint64_t mask_e = r->variant.mask_kind == CLATTN_MASK_NONE ? 0
                             : r->variant.mask_kind == CLATTN_MASK_BOOL
                                 ? 1 : clattn_dtype_size(r->variant.mask_dtype);

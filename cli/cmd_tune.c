@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "efficiency.h"
 #include "json.h"
 #include "options.h"
 #include "outfile.h"
@@ -35,6 +36,11 @@ static void usage(const cli_command *cmd, FILE *f)
             "random, --score-mod, --mask-mod, --dv) the candidates are timed and checked\n"
             "with it, its tensors drawn for each shape, and nothing is recorded: the\n"
             "recorded tiles serve every call of a head dim, variant or not.\n"
+            "Then, for each head dim, it times the kernels AUTO runs on a shape each\n"
+            "roof binds (the shape above, and a decoding step over four times its\n"
+            "keys; the naive path at N = 1024 at most) and records each kernel's\n"
+            "efficiency: the model's roofline time over the measured time, which\n"
+            "bench and predict divide the roofline by.\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -518,7 +524,8 @@ static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_se
     return rc;
 }
 
-/* Tunes every (d, causal) asked for; nonzero if any failed. */
+/* Tunes every (d, causal) asked for, then records each head dim's
+ * efficiencies where the tiles are recorded; nonzero if any failed. */
 static int tune_all(clattn_ctx *ctx, const struct tune_args *a, struct tune_settings *set)
 {
     int failed = 0;
@@ -531,6 +538,12 @@ static int tune_all(clattn_ctx *ctx, const struct tune_args *a, struct tune_sett
                 if (lost(ctx))
                     return failed;
             }
+        }
+        if (set->save && set->check && !set->variant &&
+            efficiency_tune(ctx, &a->shapes[i], set->budget, set->text, set->json) < 0) {
+            failed = 1;
+            if (lost(ctx))
+                return failed;
         }
     }
     return failed;

@@ -53,6 +53,11 @@ struct predict_row {
     clattn_model_variant variant; /* the variant options as the model counts them */
     clattn_options vopts;         /* ... and as the plan and the descriptions take them */
     uint64_t mask_bytes;          /* the fused path's mask traffic (0: no mask) */
+    /* per path (0 naive, 1 fused), with a device: the kernel it would run
+     * ("" unknown), its recorded efficiency where the row's roof binds and
+     * the time to expect, the roofline over it (0 and 0: none recorded) */
+    char kernel[2][64];
+    double efficiency[2], expected_s[2];
     clattn_prediction pred;   /* with the requested mask */
     clattn_prediction causal; /* with the requested mask, else top-left (a what-if) */
 };

@@ -48,7 +48,8 @@ static void json_limits(struct json *j, const struct predict_limits *l, const cl
     json_close(j, '}');
 }
 
-static void json_path(struct json *j, const char *key, const clattn_path_estimate *e)
+static void json_path(struct json *j, const char *key, const clattn_path_estimate *e,
+                      const struct predict_row *r, int k)
 {
     json_open(j, key, '{');
     json_u64(j, "bytes", e->bytes);
@@ -64,6 +65,9 @@ static void json_path(struct json *j, const char *key, const clattn_path_estimat
     json_u64(j, "largest_bytes", e->memory.largest_bytes);
     json_u64(j, "workspace_bytes", e->memory.workspace_bytes);
     json_str(j, "fit", clattn_fit_name(e->fit));
+    json_str(j, "kernel", r->kernel[k][0] ? r->kernel[k] : NULL);
+    json_num(j, "efficiency", r->efficiency[k], 1);
+    json_num(j, "expected_time_s", r->expected_s[k], 1);
     json_close(j, '}');
 }
 
@@ -141,8 +145,8 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
     json_str(j, "tiles_source", r->tiles_source);
     json_decode(j, r);
     json_traffic(j, &r->pred.traffic);
-    json_path(j, "naive", &r->pred.naive);
-    json_path(j, "fused", &r->pred.fused);
+    json_path(j, "naive", &r->pred.naive, r, 0);
+    json_path(j, "fused", &r->pred.fused, r, 1);
     json_blocks(j, a, r);
     if (a->has_variant) {
         const clattn_batch_blocks *bb = &r->pred.batch;

@@ -262,6 +262,28 @@ static void print_q3(const struct predict_args *a, const struct predict_row *row
                clattn_bound_name(p->naive.bound), fmt_time(p->fused.time_s, c[3], CELL),
                clattn_bound_name(p->fused.bound));
     }
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= rows[i].kernel[0][0] || rows[i].kernel[1][0];
+    if (any) {
+        printf("  the time to expect: the roofline over the kernel's efficiency recorded by "
+               "clattn tune\n");
+        for (size_t i = 0; i < n; i++) {
+            printf("  %11s", fmt_len(&rows[i].problem.shape, c[0], CELL));
+            for (int k = 0; k < 2; k++) {
+                const struct predict_row *r = &rows[i];
+                if (!r->kernel[k][0])
+                    printf("  %s: no kernel", k ? "fused" : "naive");
+                else if (r->expected_s[k] > 0)
+                    printf("  %s: %s x%.3g -> %s", k ? "fused" : "naive", r->kernel[k],
+                           r->efficiency[k], fmt_time(r->expected_s[k], c[1], CELL));
+                else
+                    printf("  %s: %s, no efficiency recorded", k ? "fused" : "naive",
+                           r->kernel[k]);
+            }
+            printf("\n");
+        }
+    }
     printf("  naive AI -> d/e = %.4g FLOP/byte as N grows", p0->naive_intensity_limit);
     if (p0->ridge <= 0)
         printf(" (ridge unknown)\n");

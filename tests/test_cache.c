@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -352,6 +353,56 @@ static int have_device(void)
     return clattn_list_devices(NULL, 0, &n) == CLATTN_OK && n > 0;
 }
 
+/* Efficiencies: recorded, read back by another context from the file
+ * (beside tiles, which stay), refused for bad keys and fractions, and a
+ * line an older or newer version wrote skipped. */
+static void test_efficiencies(void **state)
+{
+    (void)state;
+    double f = -1;
+    assert_int_equal(clattn_kernel_efficiency(ctx, "fused/portable", CLATTN_F16, 64,
+                                              CLATTN_BOUND_COMPUTE, &f), 0);
+    assert_true(f == 0);
+    assert_int_equal(clattn_tune_record(ctx, CLATTN_FUSED_PORTABLE, CLATTN_F32, 64, 0,
+                                        &(clattn_tiles){ 32, 32, 0 }), CLATTN_OK);
+    assert_int_equal(clattn_tune_record_efficiency(ctx, "fused/portable", CLATTN_F16, 64,
+                                                   CLATTN_BOUND_COMPUTE, 0.625), CLATTN_OK);
+    assert_int_equal(clattn_tune_record_efficiency(ctx, "naive/builtin-gemm", CLATTN_BF16, 64,
+                                                   CLATTN_BOUND_MEMORY, 1.5), CLATTN_OK);
+    const double bad_fraction[] = { 0, -1, 101, NAN };
+    for (size_t i = 0; i < sizeof bad_fraction / sizeof bad_fraction[0]; i++)
+        assert_int_equal(clattn_tune_record_efficiency(ctx, "fused/portable", CLATTN_F16, 64,
+                                                       CLATTN_BOUND_COMPUTE, bad_fraction[i]),
+                         CLATTN_EINVAL);
+    const char *bad_name[] = { "portable", "fused/", "/cpu", "fused/a/b", "Fused/cpu",
+                               "fused/cpu 64x64", NULL };
+    for (size_t i = 0; bad_name[i]; i++)
+        assert_int_equal(clattn_tune_record_efficiency(ctx, bad_name[i], CLATTN_F16, 64,
+                                                       CLATTN_BOUND_COMPUTE, 0.5), CLATTN_EINVAL);
+    assert_int_equal(clattn_tune_record_efficiency(ctx, "fused/cpu", CLATTN_F16, 64,
+                                                   CLATTN_BOUND_UNKNOWN, 0.5), CLATTN_EINVAL);
+    assert_int_equal(clattn_kernel_efficiency(ctx, NULL, CLATTN_F16, 64, CLATTN_BOUND_MEMORY, &f),
+                     CLATTN_EINVAL);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "echo 'efficiency fused/portable 1 64 compute 0.9 extra' >> "
+                              "$(ls %s/clattn/tune-*.txt)", home);
+    assert_int_equal(system(cmd), 0);
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    assert_int_equal(clattn_kernel_efficiency(ctx, "fused/portable", CLATTN_F16, 64,
+                                              CLATTN_BOUND_COMPUTE, &f), 1);
+    assert_true(f == 0.625);
+    assert_int_equal(clattn_kernel_efficiency(ctx, "naive/builtin-gemm", CLATTN_BF16, 64,
+                                              CLATTN_BOUND_MEMORY, &f), 1);
+    assert_true(f == 1.5);
+    assert_int_equal(clattn_kernel_efficiency(ctx, "fused/portable", CLATTN_F16, 64,
+                                              CLATTN_BOUND_MEMORY, &f), 0);
+    assert_int_equal(clattn_kernel_efficiency(ctx, "fused/portable", CLATTN_F32, 64,
+                                              CLATTN_BOUND_COMPUTE, &f), 0);
+    snprintf(cmd, sizeof cmd, "grep -q '^portable 0 64 0 32 32 0 -$' %s/clattn/tune-*", home);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--record-child"))
@@ -374,6 +425,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_tuned_parameters, fresh_home, remove_home),
         cmocka_unit_test_setup_teardown(test_stale_temporaries_are_swept, fresh_home,
                                         remove_home),
+        cmocka_unit_test_setup_teardown(test_efficiencies, fresh_home, remove_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

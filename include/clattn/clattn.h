@@ -364,6 +364,25 @@ CLATTN_API int clattn_tune_record_params(clattn_ctx *ctx, clattn_fused_kernel ke
                                          clattn_dtype dtype, size_t head_dim, int causal,
                                          const clattn_tiles *tiles, const char *params);
 
+/* The fraction of the model's roofline time (clattn_model_predict's
+ * time_s: bytes at the bandwidth or FLOPs at the peak, whichever is longer)
+ * that a kernel reaches on the context's device, where roof `bound`
+ * (CLATTN_BOUND_MEMORY or CLATTN_BOUND_COMPUTE) binds: the roofline time
+ * divided by it is the time to expect. clattn tune measures and records it
+ * per (kernel, dtype, d) in the device's tune file; `kernel` is a kernel's
+ * name as clattn_run_info names it, without its tiles ("fused/cpu",
+ * "naive/builtin-gemm"), the fraction in (0, 100] (above 1: the kernel
+ * beats the roofline, e.g. where the cache serves what the model counts
+ * as memory traffic) (API 1.2). */
+CLATTN_API int clattn_tune_record_efficiency(clattn_ctx *ctx, const char *kernel,
+                                             clattn_dtype dtype, size_t head_dim,
+                                             clattn_bound bound, double fraction);
+
+/* The recorded efficiency of (kernel, dtype, d, bound): 1 and *fraction,
+ * or 0 and *fraction = 0 where none is recorded (API 1.2). */
+CLATTN_API int clattn_kernel_efficiency(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype,
+                                        size_t head_dim, clattn_bound bound, double *fraction);
+
 /* What clattn_check found. Fixed size (clattn/types.h, "Structs that
  * grow"): written whole, reserved bytes zeroed. */
 typedef struct clattn_check_result {

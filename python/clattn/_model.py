@@ -137,6 +137,9 @@ class PathEstimate:
     largest_bytes: int
     workspace_bytes: int
     fit: str              # "fits", "exceeds capacity", ...
+    kernel: Optional[str] = None   # what the device would run ("fused/cpu"), None without one
+    efficiency: Optional[float] = None  # its recorded fraction of the roofline (clattn tune)
+    expected_time_s: Optional[float] = None  # time_s / efficiency; None: none recorded
 
 
 @dataclass(frozen=True)
@@ -320,8 +323,17 @@ def _figure(figs, key):
     return Figure(_null(v), src)
 
 
-def _estimate(e):
+def _estimate(e, ctx=None, kernel="", shape=None):
+    """A path's estimate, with the time to expect from `kernel`'s recorded
+    efficiency on ctx's device where e's roof binds."""
     L = lib()
+    eff = ctypes.c_double(0)
+    if ctx is not None and kernel and e.time_s > 0 and e.bound in (1, 2):
+        name = kernel.split(" ")[0].encode()
+        with ctx.lock:
+            if L.clattn_kernel_efficiency(ctx.handle, name, shape.dtype, shape.head_dim, e.bound,
+                                          ctypes.byref(eff)) != 1:
+                eff.value = 0
     return PathEstimate(
         bytes=e.bytes, flops=_num(e.flops), intensity=_num(e.intensity), launches=e.launches,
         memory_time_s=_null(e.memory_time_s), compute_time_s=_null(e.compute_time_s),
@@ -329,7 +341,9 @@ def _estimate(e):
         peak_bytes=e.memory.peak_bytes,
         largest_buffer=e.memory.largest_name.decode() if e.memory.largest_name else None,
         largest_bytes=e.memory.largest_bytes, workspace_bytes=e.memory.workspace_bytes,
-        fit=L.clattn_fit_name(e.fit).decode())
+        fit=L.clattn_fit_name(e.fit).decode(), kernel=kernel or None,
+        efficiency=_null(eff.value), expected_time_s=_null(e.time_s / eff.value)
+        if eff.value > 0 else None)
 
 
 class _Variant:
@@ -410,6 +424,7 @@ def _plan_tiles(ctx, problem, variant, split_kv, split_given, preset, block_m, b
     problem.splits = split_kv
     tiles = "preset" if preset else "default"
     splits = "given" if split_given else "none"
+    kernel = ""
     if ctx is not None:
         opts = _lib.Options()
         L.clattn_default_options(ctypes.byref(opts))
@@ -422,6 +437,7 @@ def _plan_tiles(ctx, problem, variant, split_kv, split_given, preset, block_m, b
             rc = L.clattn_plan_fused(ctx.handle, ctypes.byref(problem.shape), ctypes.byref(opts),
                                      ctypes.byref(plan))
         if rc == 0:
+            kernel = "fused/" + L.clattn_fused_kernel_name(plan.kernel).decode()
             group = problem.shape.heads // problem.shape.kv_heads
             problem.block_m = max(1, plan.block_m // group)
             problem.block_n = plan.block_n
@@ -433,7 +449,20 @@ def _plan_tiles(ctx, problem, variant, split_kv, split_given, preset, block_m, b
         problem.block_m = block_m
     if block_n:
         problem.block_n = block_n
-    return tiles, splits
+    return tiles, splits, kernel
+
+
+def _naive_kernel(ctx, shape, causal):
+    """The naive path's kernel on ctx's device ("naive/builtin-gemm"), "" if none."""
+    L = lib()
+    opts = _lib.Options()
+    L.clattn_default_options(ctypes.byref(opts))
+    opts.causal = causal
+    buf = ctypes.create_string_buffer(64)
+    with ctx.lock:
+        rc = L.clattn_describe_kernels(ctx.handle, ctypes.byref(shape), ctypes.byref(opts), None,
+                                       0, buf, 64)
+    return buf.value.decode() if rc >= 0 else ""
 
 
 def _row(shape, nq, nk, causal, workspace, lens, dev, ctx, variant, plan_args):
@@ -445,7 +474,8 @@ def _row(shape, nq, nk, causal, workspace, lens, dev, ctx, variant, plan_args):
     problem.causal = causal
     problem.naive_workspace_bytes = workspace
     problem.kv_lens = ctypes.cast(lens, ctypes.c_void_p) if lens is not None else None
-    tiles, splits = _plan_tiles(ctx, problem, variant, *plan_args)
+    tiles, splits, fused_kernel = _plan_tiles(ctx, problem, variant, *plan_args)
+    naive_kernel = _naive_kernel(ctx, problem.shape, causal) if ctx is not None else ""
     pred = _lib.Prediction()
     check("clattn_model_predict_variant", L.clattn_model_predict_variant(
         ctypes.byref(problem), ctypes.byref(variant.model), ctypes.byref(dev),
@@ -474,7 +504,8 @@ def _row(shape, nq, nk, causal, workspace, lens, dev, ctx, variant, plan_args):
                              t.head_fused_bytes, _num(t.head_ratio), _num(t.closed_form)),
         all_heads=Traffic(t.score_bytes, t.endpoint_bytes, t.naive_bytes, t.fused_bytes,
                           _num(t.ratio)),
-        naive=_estimate(pred.naive), fused=_estimate(pred.fused),
+        naive=_estimate(pred.naive, ctx, naive_kernel, problem.shape),
+        fused=_estimate(pred.fused, ctx, fused_kernel, problem.shape),
         causal=CausalBlocks(
             mode=CAUSAL_NAMES[what_if.causal], what_if=causal == 0, q_blocks=cb.q_blocks,
             k_blocks=cb.k_blocks, total_blocks=cb.total_blocks, visited_blocks=cb.visited_blocks,

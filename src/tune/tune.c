@@ -39,11 +39,17 @@ int tune_lookup(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype, size_t 
     return 1;
 }
 
+/* What a store adds: tiles or an efficiency. */
+struct tune_update {
+    const struct tune_entry *entry;
+    const struct tune_efficiency *efficiency;
+};
+
 /* cache_update's merge: the file as another process may have left it, with
  * this context's new entry on top. */
 static int merge_entry(const char *current, void *user, char **out)
 {
-    const struct tune_entry *e = user;
+    const struct tune_update *u = user;
     struct tune_state merged = { 0 };
     char *copy = current ? malloc(strlen(current) + 1) : NULL;
     int rc = CLATTN_OK;
@@ -56,7 +62,9 @@ static int merge_entry(const char *current, void *user, char **out)
         if ((rc = tune_parse_text(copy, &merged)) < 0)
             goto out;
     }
-    if ((rc = tune_put(&merged, e)) < 0)
+    if (u->entry && (rc = tune_put(&merged, u->entry)) < 0)
+        goto out;
+    if (u->efficiency && (rc = tune_put_efficiency(&merged, u->efficiency)) < 0)
         goto out;
     if (!(*out = tune_format_text(&merged)))
         rc = clattn_fail(CLATTN_ENOMEM, "tune file text");
@@ -74,5 +82,30 @@ int tune_store(clattn_ctx *ctx, const struct tune_entry *e)
         return rc;
     if (!ctx->tune.path[0])
         return clattn_fail(CLATTN_EIO, "no cache directory to save tuned tiles in");
-    return cache_update(ctx->tune.path, merge_entry, (void *)e);
+    struct tune_update u = { e, NULL };
+    return cache_update(ctx->tune.path, merge_entry, &u);
+}
+
+int tune_lookup_efficiency(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype,
+                           size_t head_dim, clattn_bound bound, struct tune_efficiency *out)
+{
+    load_once(ctx);
+    const struct tune_efficiency *e = tune_find_efficiency(&ctx->tune, kernel, dtype, head_dim,
+                                                           bound);
+    if (!e)
+        return 0;
+    *out = *e;
+    return 1;
+}
+
+int tune_store_efficiency(clattn_ctx *ctx, const struct tune_efficiency *e)
+{
+    load_once(ctx);
+    int rc = tune_put_efficiency(&ctx->tune, e);
+    if (rc < 0)
+        return rc;
+    if (!ctx->tune.path[0])
+        return clattn_fail(CLATTN_EIO, "no cache directory to save efficiencies in");
+    struct tune_update u = { NULL, e };
+    return cache_update(ctx->tune.path, merge_entry, &u);
 }

@@ -45,6 +45,69 @@ static int parse_entry(const char *line, struct tune_entry *e)
     return 1;
 }
 
+/* An efficiency line; 0 if it is not one. */
+static int parse_efficiency(const char *line, struct tune_efficiency *e)
+{
+    char kernel[TUNE_EFFICIENCY_NAME_MAX], bound[16], tail;
+    int dtype;
+    if (sscanf(line, "efficiency %39s %d %zu %15s %lf %c", kernel, &dtype, &e->head_dim, bound,
+               &e->fraction, &tail) != 5)
+        return 0;
+    if (dtype < 0 || dtype > 2 || e->head_dim < 1 || e->head_dim > 576 ||
+        !(e->fraction > 0 && e->fraction <= 100))
+        return 0;
+    if (!strcmp(bound, "memory"))
+        e->bound = CLATTN_BOUND_MEMORY;
+    else if (!strcmp(bound, "compute"))
+        e->bound = CLATTN_BOUND_COMPUTE;
+    else
+        return 0;
+    /* "path/kernel": lower-case letters, digits, '-' and one '/'. */
+    int slashes = 0;
+    for (const char *c = kernel; *c; c++) {
+        slashes += *c == '/';
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '/'))
+            return 0;
+    }
+    if (slashes != 1)
+        return 0;
+    snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    e->dtype = dtype == 1 ? CLATTN_F16 : dtype == 2 ? CLATTN_BF16 : CLATTN_F32;
+    return 1;
+}
+
+struct tune_efficiency *tune_find_efficiency(struct tune_state *t, const char *kernel,
+                                             clattn_dtype dtype, size_t head_dim,
+                                             clattn_bound bound)
+{
+    for (size_t i = 0; i < t->n_effs; i++) {
+        struct tune_efficiency *e = &t->effs[i];
+        if (!strcmp(e->kernel, kernel) && e->dtype == dtype && e->head_dim == head_dim &&
+            e->bound == bound)
+            return e;
+    }
+    return NULL;
+}
+
+int tune_put_efficiency(struct tune_state *t, const struct tune_efficiency *e)
+{
+    struct tune_efficiency *old = tune_find_efficiency(t, e->kernel, e->dtype, e->head_dim,
+                                                       e->bound);
+    if (!old) {
+        if (t->n_effs == t->cap_effs) {
+            const size_t cap = t->cap_effs ? 2 * t->cap_effs : 16;
+            struct tune_efficiency *grown = realloc(t->effs, cap * sizeof *grown);
+            if (!grown)
+                return clattn_fail(CLATTN_ENOMEM, "efficiency table of %zu entries", cap);
+            t->effs = grown;
+            t->cap_effs = cap;
+        }
+        old = &t->effs[t->n_effs++];
+    }
+    *old = *e;
+    return CLATTN_OK;
+}
+
 struct tune_entry *tune_find(struct tune_state *t, const char *kernel, clattn_dtype dtype,
                                size_t head_dim, int causal)
 {
@@ -80,6 +143,9 @@ void tune_state_release(struct tune_state *t)
     free(t->entries);
     t->entries = NULL;
     t->count = t->cap = 0;
+    free(t->effs);
+    t->effs = NULL;
+    t->n_effs = t->cap_effs = 0;
     t->loaded = 0;
 }
 
@@ -88,8 +154,11 @@ int tune_parse_text(char *text, struct tune_state *t)
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         struct tune_entry e;
+        struct tune_efficiency f;
         int rc;
         if (parse_entry(line, &e) && (rc = tune_put(t, &e)) < 0)
+            return rc;
+        if (parse_efficiency(line, &f) && (rc = tune_put_efficiency(t, &f)) < 0)
             return rc;
     }
     return CLATTN_OK;
@@ -97,7 +166,8 @@ int tune_parse_text(char *text, struct tune_state *t)
 
 char *tune_format_text(const struct tune_state *t)
 {
-    size_t cap = 128 + t->count * TUNE_LINE_MAX, len;
+    size_t cap = 256 + t->count * TUNE_LINE_MAX + t->n_effs * (TUNE_EFFICIENCY_NAME_MAX + 64),
+           len;
     char *text = malloc(cap);
     if (!text)
         return NULL;
@@ -109,6 +179,17 @@ char *tune_format_text(const struct tune_state *t)
                                 e->kernel, e->dtype == CLATTN_F16, e->head_dim, e->causal,
                                 e->tiles.bm, e->tiles.bn, e->tiles.tm,
                                 e->params[0] ? e->params : "-");
+    }
+    if (t->n_effs && len < cap)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "# efficiency kernel dtype(0=fp32,1=fp16,2=bf16) d bound "
+                                "roofline/measured\n");
+    for (size_t i = 0; i < t->n_effs && len < cap; i++) {
+        const struct tune_efficiency *e = &t->effs[i];
+        len += (size_t)snprintf(text + len, cap - len, "efficiency %s %d %zu %s %.4g\n",
+                                e->kernel, e->dtype == CLATTN_F16 ? 1 : e->dtype == CLATTN_BF16 ? 2 : 0,
+                                e->head_dim, e->bound == CLATTN_BOUND_MEMORY ? "memory" : "compute",
+                                e->fraction);
     }
     return text;
 }

@@ -216,7 +216,36 @@ mkdir -p tune_file && : >tune_file/clattn
 expect_unsaved "the cache folder is a file" "$PWD/tune_file"
 : >not_a_dir
 expect_unsaved "the cache folder cannot be created" "$PWD/not_a_dir/cache"
-XDG_CACHE_HOME=$PWD/tune_lock "$CLATTN" $tiny_tune >/dev/null 2>&1 || fail "tune into a fresh cache"
+XDG_CACHE_HOME=$PWD/tune_lock "$CLATTN" $tiny_tune >tuned 2>&1 || fail "tune into a fresh cache"
+# Beside the tiles, the efficiencies of the kernels AUTO runs, one line per
+# kernel and roof; bench divides the roofline by the one its row's roof
+# binds (the fused row's), and predict says the same.
+grep -q "^efficiency fused, the tuned shape: fused/[a-z-]* fp16 [a-z]*-bound, " tuned ||
+    fail "tune: no efficiency probe of the fused path: $(cat tuned)"
+for k in "fused/[a-z-]* 1 8" "naive/[a-z-]* 1 8"; do
+    [ "$(grep -c "^efficiency $k \(memory\|compute\) [0-9.e+-]*$" tune_lock/clattn/tune-*.txt)" -ge 1 ] ||
+        fail "tune: no '$k' efficiency recorded: $(cat tune_lock/clattn/tune-*.txt)"
+done
+XDG_CACHE_HOME=$PWD/tune_lock "$CLATTN" bench -d 8 -B 1 -H 1 -N 40 --causal no --path fused \
+    --reps-seconds 0.01 --json eff.json >/dev/null 2>&1 || fail "bench after tune"
+python3 - eff.json tune_lock/clattn/tune-*.txt <<'PY' || fail "bench: the recorded efficiency"
+import json, sys
+row = json.load(open(sys.argv[1]))["rows"][0]
+kernel = row["kernel"].split(" ")[0]
+want = [float(l.split()[5]) for l in open(sys.argv[2])
+        if l.startswith("efficiency %s 1 8 %s " % (kernel, row["bound"]))]
+assert want and abs(row["efficiency"] - want[0]) < 1e-12, (row, want)
+assert abs(row["expected_s"] - row["predicted_s"] / want[0]) < 1e-12 * row["expected_s"]
+assert abs(row["ratio"] - row["time_median_s"] / row["expected_s"]) < 1e-9 * row["ratio"]
+PY
+XDG_CACHE_HOME=$PWD/tune_lock "$CLATTN" predict -d 8 -B 1 -H 1 -N 40 --json >eff_predict.json ||
+    fail "predict after tune"
+python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["rows"][0]["fused"]
+assert f["kernel"] and f["efficiency"] > 0 and f["expected_time_s"] > f["time_s"] * 0 , f
+' eff_predict.json || fail "predict: the recorded efficiency"
+echo "ok: tune records the kernels' efficiencies; bench and predict use them"
 for lock in tune_lock/clattn/*.lock; do
     rm -f "$lock"
     ln -s "$PWD/elsewhere" "$lock"

@@ -262,6 +262,43 @@ class PredictAgainstTool(unittest.TestCase):
                      window_size=(255, 0), causal="top-left", softcap=30.0, alibi=True,
                      mask="bool", mask_batch=2, mask_heads=1, figures=self.PYFIGS)
 
+    def test_with_recorded_efficiencies(self):
+        # Efficiencies recorded into a cache of its own (another process,
+        # so that this one's contexts keep theirs): both sides then give
+        # the kernel, its efficiency and the time to expect.
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="clattn-eff-") as cache:
+            env = dict(os.environ, XDG_CACHE_HOME=cache)
+            record = (
+                "import clattn\n"
+                "L, ctx = clattn.lib(), clattn._core.context_for(None)\n"
+                "for path, frac in (('fused', 0.5), ('naive', 0.25)):\n"
+                "    k = clattn.plan((2, 8, 8, 512, 512, 64), 'float16', path=path).kernel\n"
+                "    for bound in (1, 2):\n"
+                "        rc = L.clattn_tune_record_efficiency(ctx.handle, k.split(' ')[0].encode(),"
+                " 1, 64, bound, frac / bound)\n"
+                "        assert rc == 0, rc\n")
+            subprocess.run([sys.executable, "-c", record], env=env, check=True)
+            cmd = tool_command()
+            if cmd is None:
+                self.skipTest("no clattn tool")
+            args = ["predict", "-B", "2", "-H", "8", "-d", "64", "-N", "512,2048", "--json"] + \
+                self.FIGS
+            want = json.loads(subprocess.run(cmd + args, env=env, capture_output=True, text=True,
+                                             check=True).stdout)
+            for key in ("tool", "version", "command"):
+                want.pop(key)
+            got = json.loads(subprocess.run(
+                [sys.executable, "-c", "import clattn, json; print(json.dumps(clattn.predict("
+                 "2, 8, [512, 2048], head_dim=64, figures=%r).as_dict()))" % self.PYFIGS],
+                env=env, capture_output=True, text=True, check=True).stdout)
+        why = close(got, want)
+        self.assertIsNone(why, why)
+        fused = want["rows"][0]["fused"]
+        self.assertTrue(fused["kernel"].startswith("fused/"))
+        self.assertEqual(fused["efficiency"], 0.5 / {"memory": 1, "compute": 2}[fused["bound"]])
+        self.assertAlmostEqual(fused["expected_time_s"], fused["time_s"] / fused["efficiency"])
+
     def test_bf16(self):
         self.compare(["-B", "1", "-H", "4", "-N", "512", "--dtype", "bf16"] + self.FIGS,
                      batch=1, heads=4, q_len=512, dtype="bfloat16", figures=self.PYFIGS)
