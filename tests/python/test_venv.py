@@ -10,25 +10,18 @@ Usage: test_venv.py PYTHON_SRC_DIR (with $CLATTN_LIBRARY set)
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-
-def run(cmd, **kw):
-    print("+ " + " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kw)
+from venvs import make_venv, run
 
 
 def main():
     src = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory(prefix="clattn-venv-") as tmp:
         venv = os.path.join(tmp, "venv")
-        made = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv])
-        py = os.path.join(venv, "bin", "python")
-        if made.returncode or subprocess.run([py, "-m", "pip", "--version"],
-                                             capture_output=True).returncode:
-            print("SKIP: %s cannot make a venv with pip (Debian: python3-venv)" % sys.executable)
+        py = make_venv(venv)
+        if py is None:
             return 77
         copy = os.path.join(tmp, "src")
         shutil.copytree(src, copy, ignore=shutil.ignore_patterns(

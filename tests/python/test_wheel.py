@@ -24,13 +24,10 @@ import tempfile
 import time
 import zipfile
 
+from venvs import make_venv, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULES = ["test_numpy", "test_variants", "test_dlpack", "test_api"]
-
-
-def run(cmd, **kw):
-    print("+ " + " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kw)
 
 
 def clean_env():
@@ -61,11 +58,8 @@ def main():
     root = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory(prefix="clattn-wheel-") as tmp:
         venv = os.path.join(tmp, "venv")
-        made = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv])
-        py = os.path.join(venv, "bin", "python")
-        if made.returncode or subprocess.run([py, "-m", "pip", "--version"],
-                                             capture_output=True).returncode:
-            print("SKIP: %s cannot make a venv with pip (Debian: python3-venv)" % sys.executable)
+        py = make_venv(venv)
+        if py is None:
             return 77
         env = clean_env()
         wheel = build(py, root, os.path.join(tmp, "dist"), env)

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: MIT
+"""What the install tests (test_venv.py, test_wheel.py) share: a command
+echoed and run, and a fresh venv over this interpreter's packages."""
+import os
+import subprocess
+import sys
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def make_venv(where):
+    """A venv at `where` with --system-site-packages (numpy and the rest
+    from this interpreter, no network); its python, or None after the
+    reason when this Python cannot make one with pip."""
+    made = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", where])
+    py = os.path.join(where, "bin", "python")
+    if made.returncode or subprocess.run([py, "-m", "pip", "--version"],
+                                         capture_output=True).returncode:
+        print("SKIP: %s cannot make a venv with pip (Debian: python3-venv)" % sys.executable)
+        return None
+    return py
