@@ -17,12 +17,12 @@ ValueError or TypeError naming them.
 from ._attention import FusedPlan, Plan, alibi_slopes, attention, attention_cl, \
     flash_attn_func, merge, plan, scaled_dot_product_attention
 from ._core import Ceilings, ClattnError, Device, Figure, close_all, devices, lib
-from ._model import Prediction, predict
+from ._model import Prediction, kernel_efficiency, predict
 
 __version__ = "0.2.0"
 __all__ = ["attention", "attention_cl", "scaled_dot_product_attention", "flash_attn_func",
            "merge", "plan", "Plan", "FusedPlan", "alibi_slopes", "devices", "Device", "Ceilings",
-           "Figure", "predict", "Prediction", "ClattnError", "close_all", "library_version",
+           "Figure", "predict", "Prediction", "kernel_efficiency", "ClattnError", "close_all", "library_version",
            "api_version", "library_path"]
 
 

@@ -635,3 +635,29 @@ def predict(batch: int, heads: int, q_len: Union[int, Sequence[int]],
             ridge_flop_per_byte=_null(preds[0].ridge)),
         limits=_limits(shape, workspace, dev, preds[0]),
         rows=out)
+
+
+def kernel_efficiency(kernel: str, dtype: str = "float16", head_dim: int = 128,
+                      bound: str = "compute", device: Any = None) -> Optional[float]:
+    """The efficiency `clattn tune` recorded on `device` for a kernel (its
+    name as a run names it, with or without its tiles: "fused/cpu",
+    "naive/builtin-gemm"), dtype and head dimension where `bound`
+    ("memory" or "compute") binds: the roofline time over the measured
+    time, by which predict and bench divide the roofline. None where none
+    is recorded (clattn_kernel_efficiency)."""
+    if not isinstance(kernel, str) or not kernel:
+        raise TypeError("kernel must be a kernel's name such as 'fused/cpu', not %r" % (kernel,))
+    code = DTYPES.get(str(dtype))
+    if code is None:
+        raise TypeError("dtype must be 'float16', 'float32' or 'bfloat16', not %r" % (dtype,))
+    bounds = {"memory": 1, "compute": 2}
+    if bound not in bounds:
+        raise ValueError("bound must be 'memory' or 'compute', not %r" % (bound,))
+    head_dim = _args.integer("head_dim", head_dim, 1, 576)
+    ctx = context_for(device)
+    out = ctypes.c_double(0)
+    with ctx.lock:
+        rc = check("clattn_kernel_efficiency", lib().clattn_kernel_efficiency(
+            ctx.handle, kernel.split(" ")[0].encode(), code, head_dim, bounds[bound],
+            ctypes.byref(out)))
+    return out.value if rc == 1 else None

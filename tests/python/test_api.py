@@ -277,7 +277,11 @@ class PredictAgainstTool(unittest.TestCase):
                 "    for bound in (1, 2):\n"
                 "        rc = L.clattn_tune_record_efficiency(ctx.handle, k.split(' ')[0].encode(),"
                 " 1, 64, bound, frac / bound)\n"
-                "        assert rc == 0, rc\n")
+                "        assert rc == 0, rc\n"
+                "        got = clattn.kernel_efficiency(k, 'fp16', 64, ('memory', 'compute')"
+                "[bound - 1])\n"
+                "        assert got == frac / bound, (k, bound, got)\n"
+                "assert clattn.kernel_efficiency('fused/none', 'fp16', 64) is None\n")
             subprocess.run([sys.executable, "-c", record], env=env, check=True)
             cmd = tool_command()
             if cmd is None:
@@ -320,6 +324,10 @@ class PredictArguments(unittest.TestCase):
             clattn.predict(1, 1, [], device=False)
         with self.assertRaisesRegex(ValueError, "preset must be"):
             clattn.predict(1, 1, 8, device=False, preset="h200")
+        with self.assertRaisesRegex(ValueError, "bound must be"):
+            clattn.kernel_efficiency("fused/cpu", bound="both")
+        with self.assertRaises(clattn.ClattnError):  # not a kernel's name
+            clattn.kernel_efficiency("cpu")
 
 
 if __name__ == "__main__":
