@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "ceilings_auto.h"
 #include "efficiency.h"
 #include "cli.h"
 
@@ -22,13 +23,8 @@
 
 void bench_model_device(const bench_device *dev, clattn_model_device *out)
 {
-    clattn_model_default_device(out);
-    out->capacity_bytes = (uint64_t)dev->ceil.global_mem_bytes.value;
-    out->max_alloc_bytes = (uint64_t)dev->ceil.max_alloc_bytes.value;
-    out->cache_bytes = (uint64_t)dev->ceil.cache_bytes.value;
-    out->bandwidth = dev->ceil.bandwidth.value;
-    out->peak_flops = dev->peak.value;
-    out->launch_latency_s = dev->ceil.launch_latency_s.value;
+    ceilings_model_device(&dev->ceil, CLATTN_F32, out);
+    out->peak_flops = dev->peak.value; /* the bench dtype's, chosen once */
 }
 
 /* "S 8 GiB > max alloc 2 GiB", "peak 16.3 GiB > memory 4.19 GiB", or both. */
@@ -66,13 +62,12 @@ static void row_options(const bench_row *row, clattn_options *opts)
 static void problem_of_plan(const bench_row *row, const clattn_fused_plan *plan,
                             clattn_model_problem *problem)
 {
-    const size_t group = row->shape.heads / row->shape.kv_heads;
     clattn_model_default_problem(problem);
     problem->shape = row->shape;
     problem->causal = row->causal;
-    problem->block_m = plan->block_m / group ? plan->block_m / group : 1;
-    problem->block_n = plan->block_n;
-    problem->splits = row->path == CLATTN_PATH_FUSED ? plan->splits : 0;
+    cli_model_tiles(plan, problem);
+    if (row->path != CLATTN_PATH_FUSED)
+        problem->splits = 0;
     problem->kv_lens = row->kv_lens;
 }
 

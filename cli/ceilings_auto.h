@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "clattn/clattn.h"
 #include "clattn/device.h"
 
 /* Fills *out with clattn_device_ceilings for the context's device, after
@@ -23,5 +24,15 @@
  * come from the table and the device. Returns 0, or the negative code of
  * clattn_device_ceilings. */
 int ceilings_measure_missing(clattn_ctx *ctx, clattn_ceilings *out, char *note, size_t cap);
+
+/* The FLOP rate the model prices `dtype` at, the one rule of bench, predict
+ * and tune: fp32 at the fp32 rate; fp16 and bf16 at the 16-bit
+ * (tensor-core) rate, or, where only the fp32 rate is known, at that (half
+ * storage with float arithmetic: *f32_stands_in = 1; may be NULL). */
+clattn_figure ceilings_peak(const clattn_ceilings *c, clattn_dtype dtype, int *f32_stands_in);
+
+/* The model's device from the ceilings, priced for `dtype` (ceilings_peak). */
+void ceilings_model_device(const clattn_ceilings *c, clattn_dtype dtype,
+                           clattn_model_device *out);
 
 #endif

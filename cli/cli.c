@@ -258,3 +258,11 @@ int cli_output_commit(outfile *f)
     cli_error("%s", err);
     return 1;
 }
+
+void cli_model_tiles(const clattn_fused_plan *plan, clattn_model_problem *problem)
+{
+    const size_t group = problem->shape.heads / problem->shape.kv_heads;
+    problem->block_m = plan->block_m / group ? plan->block_m / group : 1;
+    problem->block_n = plan->block_n;
+    problem->splits = plan->splits;
+}

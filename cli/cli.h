@@ -143,6 +143,11 @@ const char *cli_path_name(clattn_path p);     /* "auto" / "naive" / "fused" */
 /* Releases the buffers b[0..n) that are not NULL and sets them NULL. */
 void cli_release_buffers(cl_mem *b, size_t n);
 
+/* A fused plan's tiles and split into the model's problem (whose shape is
+ * set): the kernel packs the H / Hkv query heads of a KV head into BLOCK_M
+ * rows, the model counts one head's rows. */
+void cli_model_tiles(const clattn_fused_plan *plan, clattn_model_problem *problem);
+
 /* Formats bytes in binary units ("2 MiB", "2.02 GiB", "512 B"). */
 void cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
 

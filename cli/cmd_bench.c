@@ -44,22 +44,17 @@ static int describe_device(clattn_ctx *ctx, clattn_dtype dtype, bench_device *de
                                       sizeof dev->ceilings_note);
     if (rc < 0)
         return rc;
-    if (dtype == CLATTN_F32) {
-        dev->peak = dev->ceil.flops_f32;
-        snprintf(dev->peak_note, sizeof dev->peak_note, "fp32 FLOP/s");
-    } else if (dev->ceil.flops_f16.source != CLATTN_SRC_NONE) {
-        dev->peak = dev->ceil.flops_f16;
-        snprintf(dev->peak_note, sizeof dev->peak_note, "fp16 FLOP/s");
-    } else if (dev->ceil.flops_f32.source != CLATTN_SRC_NONE) {
-        /* Half storage, float arithmetic: without an fp16 figure the float
-         * rate is the roof the portable kernels actually meet. */
-        dev->peak = dev->ceil.flops_f32;
+    int f32_stands_in;
+    dev->peak = ceilings_peak(&dev->ceil, dtype, &f32_stands_in);
+    if (dev->peak.source == CLATTN_SRC_NONE)
+        snprintf(dev->peak_note, sizeof dev->peak_note, "no FLOP/s figure: predictions n/a");
+    else if (f32_stands_in)
         snprintf(dev->peak_note, sizeof dev->peak_note,
                  "fp32 FLOP/s standing in for fp16 (no fp16 figure; fp16 here is half "
                  "storage with float arithmetic)");
-    } else {
-        snprintf(dev->peak_note, sizeof dev->peak_note, "no FLOP/s figure: predictions n/a");
-    }
+    else
+        snprintf(dev->peak_note, sizeof dev->peak_note,
+                 dtype == CLATTN_F32 ? "fp32 FLOP/s" : "fp16 FLOP/s");
     return 0;
 }
 

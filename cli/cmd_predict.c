@@ -77,17 +77,7 @@ static void device_figures(clattn_ctx *ctx, clattn_dtype dtype, int measure,
     out->max_alloc = c.max_alloc_bytes;
     out->cache = c.cache_bytes;
     out->bandwidth = c.bandwidth;
-    /* fp16 and bf16 run at the 16-bit (tensor-core) rate, as clattn bench
-     * prices them. */
-    out->peak = dtype != CLATTN_F32 ? c.flops_f16 : c.flops_f32;
-    /* Half storage, float arithmetic (PoCL, where half arithmetic does not
-     * build): the float rate is the roof the kernels meet, as clattn bench
-     * takes it. */
-    if (dtype != CLATTN_F32 && c.flops_f16.source == CLATTN_SRC_NONE &&
-        c.flops_f32.source != CLATTN_SRC_NONE) {
-        out->peak = c.flops_f32;
-        out->peak_is_f32 = 1;
-    }
+    out->peak = ceilings_peak(&c, dtype, &out->peak_is_f32);
     out->latency = c.launch_latency_s;
 }
 
@@ -177,10 +167,7 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
         if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
             snprintf(r->kernel[1], sizeof r->kernel[1], "fused/%s",
                      clattn_fused_kernel_name(plan.kernel));
-            const size_t group = p->shape.heads / p->shape.kv_heads;
-            p->block_m = plan.block_m / group ? plan.block_m / group : 1;
-            p->block_n = plan.block_n;
-            p->splits = plan.splits;
+            cli_model_tiles(&plan, p);
             r->tiles_source = r->splits_source = "device";
         }
     }

@@ -14,10 +14,10 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "efficiency.h"
 #include "json.h"
 #include "options.h"
 #include "outfile.h"
+#include "tune.h"
 #include "variant.h"
 #include "verify.h"
 
@@ -49,12 +49,8 @@ static void usage(const cli_command *cmd, FILE *f)
                "be saved.\n" CLI_EXIT_HELP);
 }
 
-/* Median kernel time of one configuration in seconds, through the
- * library's timing helper on the device's clock (the fused path's kernels'
- * profiling events, back to back) after one untimed call, which also
- * builds the variant; < 0 when the configuration fails. */
-static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
-                          cl_mem q, cl_mem k, cl_mem v, cl_mem out, double budget)
+double tune_time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
+                        const struct tune_buffers *b, double budget, clattn_run_info *info)
 {
     clattn_timing_options t;
     clattn_default_timing_options(&t);
@@ -64,7 +60,8 @@ static double time_config(clattn_ctx *ctx, const clattn_shape *s, const clattn_o
     t.warmup_calls = 1;
     t.clock = CLATTN_CLOCK_EVENTS;
     clattn_timing timing;
-    return clattn_time_attention_cl(ctx, s, o, q, k, v, out, NULL, &t, &timing, NULL) < 0
+    return clattn_time_attention_cl(ctx, s, o, b->b[0], b->b[1], b->b[2], b->b[3], NULL, &t,
+                                    &timing, info) < 0
                ? -1
                : timing.median_s;
 }
@@ -92,20 +89,6 @@ static double attention_flops(const clattn_shape *s, int causal, const clattn_op
     return 2.0 * (double)s->heads * (double)(s->head_dim + dv) *
            (double)pred.batch.visible_pairs;
 }
-
-struct tune_settings {
-    FILE *text;             /* the rows: stdout, or stderr when --json is stdout */
-    struct json *json;      /* --json: the "results" array is open */
-    double budget;          /* seconds of timed repetitions per candidate */
-    int save, check;
-    int save_failed;        /* a result could not be saved: no more are tried */
-    int all_kernels;        /* --kernel all */
-    clattn_fused_kernel kernel; /* --kernel NAME, or AUTO */
-    clattn_tiles tiles[CLATTN_KERNEL_CANDIDATES_MAX]; /* --tiles, else the kernel's own */
-    size_t n_tiles;
-    const cli_call *call;   /* the variant options, for the shapes' tensors */
-    int variant;            /* a variant was given */
-};
 
 /* Parses "128x64,64x32,64x64x4" (BMxBN, or BMxBNxTM for a register-tiled
  * kernel's rows per work-item). */
@@ -153,20 +136,14 @@ static int lost(clattn_ctx *ctx)
 
 /* The device buffers one shape is timed on: Q, K, V with random values, O;
  * and the variant's tensors for the shape, in `opts`. */
-struct tune_buffers {
-    cl_mem b[4];
-    cli_variant_data data;
-    clattn_options opts;
-};
-
-static void free_buffers(struct tune_buffers *t)
+void tune_free_buffers(struct tune_buffers *t)
 {
     cli_release_buffers(t->b, 4);
     cli_variant_free(&t->data);
 }
 
-static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_settings *set,
-                        struct tune_buffers *t)
+int tune_make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_settings *set,
+                      struct tune_buffers *t)
 {
     memset(t, 0, sizeof *t);
     clattn_default_options(&t->opts);
@@ -184,7 +161,7 @@ static int make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tun
         if (err != CL_SUCCESS || (i < 3 && clattn_random_fill_cl(ctx, t->b[i], rows[i], s->dtype,
                                                                   11 + (uint32_t)i) < 0)) {
             cli_error("cannot prepare %zu bytes of inputs", bytes);
-            free_buffers(t);
+            tune_free_buffers(t);
             return -1;
         }
     }
@@ -357,8 +334,7 @@ static int tune_kernel(clattn_ctx *ctx, const clattn_shape *s, int causal,
         struct candidate_result c = { 0, 0, -1, 0 };
         c.checked = set->check ? check_tile(ctx, s, &o, set, 1234 + i, &c.rel_l2) : 0;
         if (c.checked == 0)
-            c.seconds = time_config(ctx, s, &o, buf->b[0], buf->b[1], buf->b[2], buf->b[3],
-                                    set->budget);
+            c.seconds = tune_time_config(ctx, s, &o, buf, set->budget, NULL);
         c.current = o.block_m == now.block_m && o.block_n == now.block_n &&
                     (!o.rows_per_item || o.rows_per_item == now.rows_per_item);
         report_candidate(set, s, causal, info.name, &tiles[i], flops, &c);
@@ -424,12 +400,12 @@ static int tune_one(clattn_ctx *ctx, const clattn_shape *s, int causal,
         return -1;
     }
     struct tune_buffers buf;
-    if (make_buffers(ctx, s, set, &buf) < 0)
+    if (tune_make_buffers(ctx, s, set, &buf) < 0)
         return -1;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         failed |= tune_kernel(ctx, s, causal, kernels[i], set, &buf) < 0;
-    free_buffers(&buf);
+    tune_free_buffers(&buf);
     return failed ? -1 : 0;
 }
 
@@ -540,7 +516,7 @@ static int tune_all(clattn_ctx *ctx, const struct tune_args *a, struct tune_sett
             }
         }
         if (set->save && set->check && !set->variant &&
-            efficiency_tune(ctx, &a->shapes[i], set->budget, set->text, set->json) < 0) {
+            tune_efficiencies(ctx, &a->shapes[i], set) < 0) {
             failed = 1;
             if (lost(ctx))
                 return failed;

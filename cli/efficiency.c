@@ -13,19 +13,6 @@ void efficiency_kernel_name(const char *described, char *out, size_t cap)
     out[n] = '\0';
 }
 
-void efficiency_model_device(const clattn_ceilings *c, clattn_dtype dtype,
-                             clattn_model_device *out)
-{
-    clattn_model_default_device(out);
-    out->capacity_bytes = (uint64_t)c->global_mem_bytes.value;
-    out->max_alloc_bytes = (uint64_t)c->max_alloc_bytes.value;
-    out->cache_bytes = (uint64_t)c->cache_bytes.value;
-    out->bandwidth = c->bandwidth.value;
-    const int half = dtype != CLATTN_F32 && c->flops_f16.source != CLATTN_SRC_NONE;
-    out->peak_flops = half ? c->flops_f16.value : c->flops_f32.value;
-    out->launch_latency_s = c->launch_latency_s.value;
-}
-
 double efficiency_expected_time(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype,
                                 size_t head_dim, const clattn_path_estimate *est,
                                 double *fraction)

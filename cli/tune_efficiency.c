@@ -1,5 +1,5 @@
 /*
- * clattn tune's efficiency probes (see efficiency.h): each kernel that AUTO
+ * clattn tune's efficiency probes (tune.h): each kernel that AUTO
  * runs on a shape one roof binds is timed there, and the model's roofline
  * time for that shape over the measured time is recorded as the kernel's
  * efficiency for that roof (clattn_tune_record_efficiency). bench and
@@ -11,6 +11,7 @@
 #include "ceilings_auto.h"
 #include "cli.h"
 #include "efficiency.h"
+#include "tune.h"
 
 struct probe {
     const char *what;
@@ -18,30 +19,8 @@ struct probe {
     clattn_path path;
 };
 
-/* Q, K, V and O of `s` on the device, K and V random (the softmax's work
- * must be real). 0, or -1 after the message. */
-static int probe_buffers(clattn_ctx *ctx, const clattn_shape *s, cl_mem b[4])
-{
-    const size_t elems[4] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
-                              clattn_shape_kv_elems(s), clattn_shape_q_elems(s) };
-    memset(b, 0, 4 * sizeof *b);
-    for (int i = 0; i < 4; i++) {
-        cl_int err;
-        const size_t bytes = elems[i] * clattn_dtype_size(s->dtype);
-        b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
-        if (err != CL_SUCCESS ||
-            (i < 3 && clattn_random_fill_cl(ctx, b[i], elems[i], s->dtype, 31 + (uint32_t)i) < 0)) {
-            cli_error("tune: cannot prepare %zu bytes for an efficiency probe", bytes);
-            cli_release_buffers(b, 4);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The model's estimate of the path for `s` with the fused plan's tiles and
- * split (the kernel packs H / Hkv query heads into BLOCK_M; the model
- * counts one head's rows). */
+/* The model's estimate of the path for the probe's shape, with the fused
+ * plan's tiles and split. */
 static int probe_estimate(clattn_ctx *ctx, const struct probe *p, const clattn_options *o,
                           const clattn_model_device *dev, clattn_path_estimate *est)
 {
@@ -50,10 +29,9 @@ static int probe_estimate(clattn_ctx *ctx, const struct probe *p, const clattn_o
     problem.shape = p->shape;
     clattn_fused_plan plan;
     if (clattn_plan_fused(ctx, &p->shape, o, &plan) == CLATTN_OK) {
-        const size_t group = p->shape.heads / p->shape.kv_heads;
-        problem.block_m = plan.block_m / group ? plan.block_m / group : 1;
-        problem.block_n = plan.block_n;
-        problem.splits = p->path == CLATTN_PATH_FUSED ? plan.splits : 0;
+        cli_model_tiles(&plan, &problem);
+        if (p->path != CLATTN_PATH_FUSED)
+            problem.splits = 0;
     }
     clattn_prediction pred;
     int rc = clattn_model_predict(&problem, dev, &pred);
@@ -66,7 +44,7 @@ static int probe_estimate(clattn_ctx *ctx, const struct probe *p, const clattn_o
 /* Times one probe and records its kernel's efficiency: 0 recorded, 1 not
  * run (it does not fit, or the roofline is unknown: said), -1 failed. */
 static int run_probe(clattn_ctx *ctx, const struct probe *p, const clattn_model_device *dev,
-                     double budget, FILE *text, struct json *j)
+                     struct tune_settings *set)
 {
     clattn_options o;
     clattn_default_options(&o);
@@ -76,7 +54,7 @@ static int run_probe(clattn_ctx *ctx, const struct probe *p, const clattn_model_
     clattn_run_info info;
     int rc = clattn_attention_plan(ctx, s, &o, &info);
     if (rc == CLATTN_EWOULDOOM || rc == CLATTN_EUNSUPPORTED) {
-        fprintf(text, "efficiency %s: not run (%s)\n", p->what, clattn_last_error_detail());
+        fprintf(set->text, "efficiency %s: not run (%s)\n", p->what, clattn_last_error_detail());
         return 1;
     }
     if (rc < 0 || (rc = probe_estimate(ctx, p, &o, dev, &est)) < 0) {
@@ -84,35 +62,29 @@ static int run_probe(clattn_ctx *ctx, const struct probe *p, const clattn_model_
         return -1;
     }
     if (!(est.time_s > 0) || est.bound == CLATTN_BOUND_UNKNOWN) {
-        fprintf(text, "efficiency %s: not recorded (the device's bandwidth or FLOP rate is "
-                      "unknown: clattn devices --measure)\n", p->what);
+        fprintf(set->text, "efficiency %s: not recorded (the device's bandwidth or FLOP rate is "
+                           "unknown: clattn devices --measure)\n", p->what);
         return 1;
     }
-    cl_mem b[4];
-    if (probe_buffers(ctx, s, b) < 0)
+    struct tune_buffers buf;
+    if (tune_make_buffers(ctx, s, set, &buf) < 0)
         return -1;
-    clattn_timing_options t;
-    clattn_default_timing_options(&t);
-    t.target_seconds = budget;
-    t.min_samples = 3;
-    t.max_samples = 200;
-    t.clock = CLATTN_CLOCK_EVENTS;
-    clattn_timing timing;
-    rc = clattn_time_attention_cl(ctx, s, &o, b[0], b[1], b[2], b[3], NULL, &t, &timing, &info);
-    cli_release_buffers(b, 4);
-    if (rc < 0) {
-        cli_lib_error("tune: efficiency probe", rc);
+    const double measured = tune_time_config(ctx, s, &o, &buf, set->budget, &info);
+    tune_free_buffers(&buf);
+    if (measured < 0) {
+        cli_error("tune: efficiency probe %s: %s", p->what, clattn_last_error_detail());
         return -1;
     }
     char kernel[64];
     efficiency_kernel_name(info.kernel, kernel, sizeof kernel);
-    const double fraction = est.time_s / timing.median_s;
-    fprintf(text, "efficiency %s: %s %s %s-bound, %.3g of the roofline (roofline %.4g ms, "
+    const double fraction = est.time_s / measured;
+    fprintf(set->text, "efficiency %s: %s %s %s-bound, %.3g of the roofline (roofline %.4g ms, "
                   "measured %.4g ms)\n",
             p->what, kernel, cli_dtype_name(s->dtype), clattn_bound_name(est.bound), fraction,
-            est.time_s * 1e3, timing.median_s * 1e3);
-    fflush(text);
+            est.time_s * 1e3, measured * 1e3);
+    fflush(set->text);
     rc = clattn_tune_record_efficiency(ctx, kernel, s->dtype, s->head_dim, est.bound, fraction);
+    struct json *j = set->json;
     if (j) {
         json_open(j, NULL, '{');
         json_str(j, "efficiency_probe", p->what);
@@ -120,7 +92,7 @@ static int run_probe(clattn_ctx *ctx, const struct probe *p, const clattn_model_
         json_str(j, "kernel", kernel);
         json_str(j, "bound", clattn_bound_name(est.bound));
         json_num(j, "roofline_s", est.time_s, 0);
-        json_num(j, "measured_s", timing.median_s, 0);
+        json_num(j, "measured_s", measured, 0);
         json_num(j, "fraction", fraction, 0);
         json_bool(j, "saved", rc == CLATTN_OK);
         json_close(j, '}');
@@ -132,8 +104,7 @@ static int run_probe(clattn_ctx *ctx, const struct probe *p, const clattn_model_
     return 0;
 }
 
-int efficiency_tune(clattn_ctx *ctx, const clattn_shape *tuned, double budget, FILE *text,
-                    struct json *j)
+int tune_efficiencies(clattn_ctx *ctx, const clattn_shape *tuned, struct tune_settings *set)
 {
     clattn_ceilings c;
     char note[1024] = "";
@@ -145,7 +116,7 @@ int efficiency_tune(clattn_ctx *ctx, const clattn_shape *tuned, double budget, F
         return -1;
     }
     clattn_model_device dev;
-    efficiency_model_device(&c, tuned->dtype, &dev);
+    ceilings_model_device(&c, tuned->dtype, &dev);
     /* A decoding step over four times the keys, grouped four query heads to
      * a KV head where the heads allow: the memory roof's shape. The naive
      * path's compute shape is the tuned one at N = 1024 at most, where S
@@ -164,6 +135,6 @@ int efficiency_tune(clattn_ctx *ctx, const clattn_shape *tuned, double budget, F
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
-        failed |= run_probe(ctx, &probes[i], &dev, budget, text, j) < 0;
+        failed |= run_probe(ctx, &probes[i], &dev, set) < 0;
     return failed ? -1 : 0;
 }

@@ -12,6 +12,7 @@ from . import _args, _lib
 from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATHS, ClattnError, \
     check, context_for, context_for_queue, lib
 from ._dlpack import host_array, writable_host_array
+from ._model import DTYPES
 
 
 def _bfloat16():
@@ -761,7 +762,6 @@ def plan(shape: Sequence[int], dtype: Any = np.float16, *, causal: Optional[str]
     Returns a Plan; raises ClattnError for a call the library would refuse
     for another reason than memory, ValueError or TypeError for arguments."""
     if isinstance(dtype, str):
-        from ._model import DTYPES
         if dtype not in DTYPES:
             raise TypeError("dtype must be %s or its name, not %r" % (_DTYPE_NAMES, dtype))
         code = DTYPES[dtype]

@@ -4,7 +4,6 @@
  * in the device's tune file (tune/tune.h) and read by bench and predict to
  * turn the roofline into the time to expect. */
 #include <stdio.h>
-#include <string.h>
 
 #include "context/context.h"
 #include "core/error.h"
@@ -14,15 +13,10 @@
 static int check_key(const char *kernel, clattn_dtype dtype, size_t head_dim, clattn_bound bound)
 {
     CLATTN_CHECK_ARG(kernel);
-    const char *slash = strchr(kernel, '/');
-    if (!slash || slash == kernel || !slash[1] || strchr(slash + 1, '/') ||
-        strlen(kernel) >= TUNE_EFFICIENCY_NAME_MAX)
+    if (!tune_efficiency_name_ok(kernel))
         return clattn_fail(CLATTN_EINVAL, "kernel \"%.60s\": a kernel's name as the run names "
-                           "it without its tiles (\"fused/cpu\", \"naive/builtin-gemm\")", kernel);
-    for (const char *c = kernel; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '/'))
-            return clattn_fail(CLATTN_EINVAL, "kernel \"%.60s\": lower-case letters, digits, "
-                               "'-' and one '/'", kernel);
+                           "it without its tiles (\"fused/cpu\", \"naive/builtin-gemm\"): "
+                           "lower-case letters, digits, '-' and one '/'", kernel);
     CLATTN_CHECK_ARG(dtype == CLATTN_F32 || dtype == CLATTN_F16 || dtype == CLATTN_BF16);
     CLATTN_CHECK_ARG(head_dim >= 1 && head_dim <= 576);
     CLATTN_CHECK_ARG(bound == CLATTN_BOUND_MEMORY || bound == CLATTN_BOUND_COMPUTE);

@@ -74,16 +74,24 @@ out:
     return rc;
 }
 
-int tune_store(clattn_ctx *ctx, const struct tune_entry *e)
+/* Puts the update into the context's table and merges it into the file. */
+static int store(clattn_ctx *ctx, const struct tune_update *u)
 {
     load_once(ctx);
-    int rc = tune_put(&ctx->tune, e);
+    int rc = u->entry ? tune_put(&ctx->tune, u->entry)
+                      : tune_put_efficiency(&ctx->tune, u->efficiency);
     if (rc < 0)
         return rc;
     if (!ctx->tune.path[0])
-        return clattn_fail(CLATTN_EIO, "no cache directory to save tuned tiles in");
-    struct tune_update u = { e, NULL };
-    return cache_update(ctx->tune.path, merge_entry, &u);
+        return clattn_fail(CLATTN_EIO, "no cache directory to save %s in",
+                           u->entry ? "tuned tiles" : "efficiencies");
+    return cache_update(ctx->tune.path, merge_entry, (void *)u);
+}
+
+int tune_store(clattn_ctx *ctx, const struct tune_entry *e)
+{
+    const struct tune_update u = { e, NULL };
+    return store(ctx, &u);
 }
 
 int tune_lookup_efficiency(clattn_ctx *ctx, const char *kernel, clattn_dtype dtype,
@@ -100,12 +108,6 @@ int tune_lookup_efficiency(clattn_ctx *ctx, const char *kernel, clattn_dtype dty
 
 int tune_store_efficiency(clattn_ctx *ctx, const struct tune_efficiency *e)
 {
-    load_once(ctx);
-    int rc = tune_put_efficiency(&ctx->tune, e);
-    if (rc < 0)
-        return rc;
-    if (!ctx->tune.path[0])
-        return clattn_fail(CLATTN_EIO, "no cache directory to save efficiencies in");
-    struct tune_update u = { NULL, e };
-    return cache_update(ctx->tune.path, merge_entry, &u);
+    const struct tune_update u = { NULL, e };
+    return store(ctx, &u);
 }

@@ -73,6 +73,9 @@ struct tune_efficiency *tune_find_efficiency(struct tune_state *t, const char *k
                                              clattn_dtype dtype, size_t head_dim,
                                              clattn_bound bound);
 int tune_put_efficiency(struct tune_state *t, const struct tune_efficiency *e);
+/* Whether `kernel` is an efficiency's name as the file holds it: "path/name",
+ * lower-case letters, digits and '-', shorter than TUNE_EFFICIENCY_NAME_MAX. */
+int tune_efficiency_name_ok(const char *kernel);
 /* Frees the entries (the state is then empty, not loaded). */
 void tune_state_release(struct tune_state *t);
 

@@ -11,6 +11,43 @@
 
 #define TUNE_LINE_MAX (TUNE_KERNEL_NAME_MAX + TUNE_PARAMS_MAX + 128) /* 6 numbers, spaces */
 
+/* A name of the file: lower-case letters, digits and '-', with `slashes`
+ * '/' between non-empty parts. */
+static int name_ok(const char *name, int slashes)
+{
+    if (!name[0] || name[0] == '/')
+        return 0;
+    for (const char *c = name; *c; c++) {
+        if (*c == '/') {
+            if (--slashes < 0 || !c[1] || c[1] == '/')
+                return 0;
+        } else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-')) {
+            return 0;
+        }
+    }
+    return slashes == 0;
+}
+
+int tune_efficiency_name_ok(const char *kernel)
+{
+    return strlen(kernel) < TUNE_EFFICIENCY_NAME_MAX && name_ok(kernel, 1);
+}
+
+/* Room for one more of `count` items of `size` bytes in *items (capacity
+ * *cap, doubled as it fills): 0, or CLATTN_ENOMEM naming `what`. */
+static int grow(void **items, size_t *cap, size_t count, size_t size, const char *what)
+{
+    if (count < *cap)
+        return CLATTN_OK;
+    const size_t n = *cap ? 2 * *cap : 16;
+    void *grown = realloc(*items, n * size);
+    if (!grown)
+        return clattn_fail(CLATTN_ENOMEM, "%s of %zu entries", what, n);
+    *items = grown;
+    *cap = n;
+    return CLATTN_OK;
+}
+
 /* One line of the file; 0 if it is not an entry (comments, lines a newer
  * version wrote, garbage). */
 static int parse_entry(const char *line, struct tune_entry *e)
@@ -28,12 +65,10 @@ static int parse_entry(const char *line, struct tune_entry *e)
     if ((fields < 6 || fields > 8) || (dtype != 0 && dtype != 1) ||
         (causal != 0 && causal != 1))
         return 0;
-    /* A kernel table name: lower-case letters, digits and '-'. Anything else
-     * (a '#' after leading white space, say) would not read back as it was
-     * written. */
-    for (const char *c = kernel; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
-            return 0;
+    /* A kernel table name. Anything else (a '#' after leading white space,
+     * say) would not read back as it was written. */
+    if (!name_ok(kernel, 0))
+        return 0;
     if (!strcmp(params, "-"))
         params[0] = '\0';
     if (!params_well_formed(params))
@@ -62,14 +97,7 @@ static int parse_efficiency(const char *line, struct tune_efficiency *e)
         e->bound = CLATTN_BOUND_COMPUTE;
     else
         return 0;
-    /* "path/kernel": lower-case letters, digits, '-' and one '/'. */
-    int slashes = 0;
-    for (const char *c = kernel; *c; c++) {
-        slashes += *c == '/';
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '/'))
-            return 0;
-    }
-    if (slashes != 1)
+    if (!tune_efficiency_name_ok(kernel))
         return 0;
     snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
     e->dtype = dtype == 1 ? CLATTN_F16 : dtype == 2 ? CLATTN_BF16 : CLATTN_F32;
@@ -94,14 +122,11 @@ int tune_put_efficiency(struct tune_state *t, const struct tune_efficiency *e)
     struct tune_efficiency *old = tune_find_efficiency(t, e->kernel, e->dtype, e->head_dim,
                                                        e->bound);
     if (!old) {
-        if (t->n_effs == t->cap_effs) {
-            const size_t cap = t->cap_effs ? 2 * t->cap_effs : 16;
-            struct tune_efficiency *grown = realloc(t->effs, cap * sizeof *grown);
-            if (!grown)
-                return clattn_fail(CLATTN_ENOMEM, "efficiency table of %zu entries", cap);
-            t->effs = grown;
-            t->cap_effs = cap;
-        }
+        void *items = t->effs;
+        int rc = grow(&items, &t->cap_effs, t->n_effs, sizeof *t->effs, "efficiency table");
+        t->effs = items;
+        if (rc < 0)
+            return rc;
         old = &t->effs[t->n_effs++];
     }
     *old = *e;
@@ -124,14 +149,11 @@ int tune_put(struct tune_state *t, const struct tune_entry *e)
 {
     struct tune_entry *old = tune_find(t, e->kernel, e->dtype, e->head_dim, e->causal);
     if (!old) {
-        if (t->count == t->cap) {
-            const size_t cap = t->cap ? 2 * t->cap : 16;
-            struct tune_entry *grown = realloc(t->entries, cap * sizeof *grown);
-            if (!grown)
-                return clattn_fail(CLATTN_ENOMEM, "tune table of %zu entries", cap);
-            t->entries = grown;
-            t->cap = cap;
-        }
+        void *items = t->entries;
+        int rc = grow(&items, &t->cap, t->count, sizeof *t->entries, "tune table");
+        t->entries = items;
+        if (rc < 0)
+            return rc;
         old = &t->entries[t->count++];
     }
     *old = *e;
@@ -186,7 +208,7 @@ char *tune_format_text(const struct tune_state *t)
                                 "roofline/measured\n");
     for (size_t i = 0; i < t->n_effs && len < cap; i++) {
         const struct tune_efficiency *e = &t->effs[i];
-        len += (size_t)snprintf(text + len, cap - len, "efficiency %s %d %zu %s %.4g\n",
+        len += (size_t)snprintf(text + len, cap - len, "efficiency %s %d %zu %s %.6g\n",
                                 e->kernel, e->dtype == CLATTN_F16 ? 1 : e->dtype == CLATTN_BF16 ? 2 : 0,
                                 e->head_dim, e->bound == CLATTN_BOUND_MEMORY ? "memory" : "compute",
                                 e->fraction);

@@ -179,6 +179,24 @@ class Devices(unittest.TestCase):
             for f in (c.bandwidth, c.flops_f32, c.flops_f16, c.launch_latency_s):
                 self.assertEqual(f.value is None, f.source == "unknown")
         self.assertIsNone(clattn.devices()[0].ceilings)
+        # The same figures as the tool's `devices --json` reads them.
+        cmd = tool_command()
+        if cmd is None:
+            return
+        env = {k: v for k, v in os.environ.items() if k != "CLATTN_LIBRARY"} \
+            if cmd[0] == sys.executable else os.environ
+        listed = json.loads(subprocess.run(cmd + ["devices", "--json"], capture_output=True,
+                                           text=True, env=env, check=True).stdout)["devices"]
+        self.assertEqual(len(listed), len(devs))
+        for d, want in zip(devs, listed):
+            self.assertEqual(d.index, want["index"])
+            for name, fig in want["ceilings"].items():
+                got = getattr(d.ceilings, name)
+                self.assertEqual(got.source, fig["source"], name)
+                if fig["value"] is None:
+                    self.assertIsNone(got.value, name)
+                else:
+                    self.assertTrue(math.isclose(got.value, fig["value"], rel_tol=1e-12), name)
 
 
 def close(a, b, path="$"):
