@@ -107,8 +107,16 @@ void attention_combine(__global store_t *o, __global float *lse, __global const 
 #endif
     const float sink = live && SINKS ? sinks[h] * 1.44269504088896341f : -INFINITY;
     const float scale = live ? fused_row_scale_sink(l, mx, sees_key, sink) : 0.0f;
-    if (part == 0 && col < D)
-        STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + i * o_st + col);
+    /* A packed sequence's rows past its length are the next one's. */
+#if PACKED_Q
+    const ulong first = q_lens[b];
+    const int writes = live;
+#else
+    const ulong first = 0;
+    const int writes = 1;
+#endif
+    if (part == 0 && col < D && writes)
+        STORE(acc * scale, o, o_off + b * o_sb + h * o_sh + (first + i) * o_st + col);
 #if LSE_OUT
     if (x == 0)
         lse[row] = live ? fused_row_lse_sink(l, mx, sees_key, scale, sink) : -INFINITY;

@@ -22,6 +22,7 @@
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 #include "fused_score.clh"
+#include "kv_cache.clh"
 
 #define WG (BM * TPR)
 #define S_PER_ITEM (BN / TPR)
@@ -31,16 +32,16 @@
 #define P_STRIDE (BN + 1)
 #define LOG2E 1.44269504088896341f
 
-/* Keys [j0, j0 + BN) of one head's K or V (rows `st` elements apart from
- * `head`, `cols` of them `width` wide) into the tile; keys past `end` are
+/* Keys [j0, j0 + BN) of one head's K or V (stored as `type`, `cols` columns
+ * of which `width` are the tensor's) into the tile; keys past `end` are
  * zeros and never read. */
-static inline void load_keys(__local float *tile, __global const store_t *head, ulong st,
+static inline void load_keys(__local float *tile, const struct kv_head *src, const int type,
                              uint j0, uint end, uint lid, uint cols, uint width)
 {
     for (uint idx = lid; idx < BN * cols; idx += WG) {
         const uint row = idx / cols, x = idx % cols;
-        tile[row * KV_STRIDE + x] =
-            (j0 + row < end && x < width) ? LOAD(head, (j0 + row) * st + x) : 0.0f;
+        tile[row * KV_STRIDE + x] = (j0 + row < end && x < width)
+                                        ? kv_load(src, type, kv_row(src, j0 + row) + x) : 0.0f;
     }
 }
 
@@ -55,8 +56,10 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint r = lid / TPR, c = lid % TPR;
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM, BN);
-    __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
-    __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+    const struct kv_head k_head = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
+                                             bt_stride, n_pages, k_scale);
+    const struct kv_head v_head = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
+                                             bt_stride, n_pages, v_scale);
 
     for (uint idx = lid; idx < BM * DP; idx += WG) {
         const uint row = idx / DP, x = idx % DP;
@@ -78,7 +81,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* previous block's V reads are done */
-        load_keys(kv_tile, k_head, k_st, j0, at.kv_end, lid, DP, D);
+        load_keys(kv_tile, &k_head, K_TYPE, j0, at.kv_end, lid, DP, D);
         barrier(CLK_LOCAL_MEM_FENCE);
 
         float s[S_PER_ITEM];
@@ -109,7 +112,7 @@ void attention_fused(FUSED_PARAMS(store_t))
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scores written; K no longer read */
 
-        load_keys(kv_tile, v_head, v_st, j0, at.kv_end, lid, DVP, DV);
+        load_keys(kv_tile, &v_head, V_TYPE, j0, at.kv_end, lid, DVP, DV);
         float m_blk = -INFINITY;
         for (int j = 0; j < BN; j++)
             m_blk = fmax(m_blk, p_tile[r * P_STRIDE + j]);
@@ -168,7 +171,7 @@ void attention_fused(FUSED_PARAMS(store_t))
     const ulong at_o = fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
     for (int t = 0; t < O_PER_ITEM; t++) {
         const uint x = c + t * TPR;
-        if (x < DV)
+        if (x < DV && (live || !PACKED_Q)) /* a packed sequence's next rows are another's */
             STORE(acc[t] * inv, o, at_o + x);
     }
 #if LSE_OUT

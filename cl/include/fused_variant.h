@@ -25,16 +25,26 @@
 #define FUSED_F_SCORE_MOD 4096u /* the caller's clattn_score_mod */
 #define FUSED_F_MASK_MOD 8192u  /* the caller's clattn_mask_mod */
 #define FUSED_F_ALIBI_SEQ 16384u /* ALiBi slopes per (sequence, head), not per head */
+#define FUSED_F_PAGED 32768u    /* K and V in pages through a block table */
+#define FUSED_F_PACKED_Q 65536u /* packed queries: the q_lens argument holds cu_seqlens_q */
+#define FUSED_F_PACKED_K 131072u /* packed keys: the kv_lens argument holds cu_seqlens_k */
+#define FUSED_F_KV_QUANT 262144u /* K or V stored quantized (K_TYPE, V_TYPE) */
 
 /* The bits beyond a causal mask, lengths and the split: the variants a
  * kernel says it takes. */
 #define FUSED_F_VARIANTS                                                                   \
     (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_WINDOW | FUSED_F_SINKS | FUSED_F_MASK |     \
-     FUSED_F_MASK_BOOL | FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD | FUSED_F_ALIBI_SEQ)
+     FUSED_F_MASK_BOOL | FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD | FUSED_F_ALIBI_SEQ |       \
+     FUSED_F_PAGED | FUSED_F_PACKED_Q | FUSED_F_PACKED_K | FUSED_F_KV_QUANT)
+
+/* The cache forms among them: a kernel reads K and V through
+ * cl/include/kv_cache.clh to take them. */
+#define FUSED_F_CACHE (FUSED_F_PAGED | FUSED_F_PACKED_Q | FUSED_F_PACKED_K | FUSED_F_KV_QUANT)
 
 /* X(NAME) for each bit FUSED_F_<NAME>, in order: the build options' names. */
 #define FUSED_VARIANT_BITS(X)                                                              \
     X(CAUSAL) X(CAUSAL_BR) X(LSE_OUT) X(SPLIT) X(KV_LENS) X(Q_LENS) X(SOFTCAP) X(ALIBI)    \
-    X(WINDOW) X(SINKS) X(MASK) X(MASK_BOOL) X(SCORE_MOD) X(MASK_MOD) X(ALIBI_SEQ)
+    X(WINDOW) X(SINKS) X(MASK) X(MASK_BOOL) X(SCORE_MOD) X(MASK_MOD) X(ALIBI_SEQ)        \
+    X(PAGED) X(PACKED_Q) X(PACKED_K) X(KV_QUANT)
 
 #endif

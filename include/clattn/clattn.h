@@ -131,8 +131,16 @@ typedef struct clattn_extras {
     cl_mem alibi_slopes;
     cl_mem sinks;
     cl_mem mask;
+    /* The KV cache's tables on the device, instead of opts' host ones (API
+     * 1.3): the block table (int32 [B, block_table_stride]), the packed
+     * batches' offsets (int32 [B + 1]) and fp8's scales (fp32 [1] or
+     * [Hkv]). */
+    cl_mem block_table;
+    cl_mem cu_seqlens_q, cu_seqlens_k;
+    cl_mem k_scale, v_scale;
 } clattn_extras;
-#define CLATTN_EXTRAS_INIT { sizeof(clattn_extras), NULL, NULL, NULL, NULL, NULL, NULL }
+#define CLATTN_EXTRAS_INIT                                                                 \
+    { sizeof(clattn_extras), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Sets *extras to CLATTN_EXTRAS_INIT (for bindings that cannot use the
  * macro). NULL-safe. */

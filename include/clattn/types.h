@@ -127,6 +127,47 @@ typedef struct clattn_shape {
     clattn_dtype dtype;
 } clattn_shape;
 
+/* How K or V is stored (clattn_options.k_type, v_type). The block types
+ * follow ggml's: each row of d values (d a multiple of 32) is d / 32 blocks
+ * of 32 consecutive values, each an fp16 scale then the values. */
+typedef enum clattn_kv_type {
+    CLATTN_KV_DTYPE = 0,    /* the shape's dtype */
+    CLATTN_KV_Q8_0 = 1,     /* 34 bytes per block: scale amax / 127, then 32 int8
+                             * round(x / scale) (ggml's q8_0) */
+    CLATTN_KV_Q4_0 = 2,     /* 18 bytes per block: scale = the value of largest
+                             * magnitude / -8, then 16 bytes, byte i holding value i
+                             * in its low nibble and value i + 16 in its high, each
+                             * the value / scale + 8 (0..15; ggml's q4_0) */
+    CLATTN_KV_FP8_E4M3 = 3, /* one byte per value, OCP fp8 e4m3 (bias 7, largest
+                             * 448, no infinities, 0x7f and 0xff NaN), times the
+                             * tensor's (or head's) fp32 scale */
+} clattn_kv_type;
+
+/* Values per block of `type` (32 for q8_0 and q4_0, 1 otherwise) and bytes
+ * per block (34, 18, 1; for CLATTN_KV_DTYPE the dtype's element size); 0
+ * for an unknown type or dtype. */
+CLATTN_API size_t clattn_kv_block_values(clattn_kv_type type);
+CLATTN_API size_t clattn_kv_block_bytes(clattn_kv_type type, clattn_dtype dtype);
+/* "f32", "f16", "bf16" (CLATTN_KV_DTYPE of each dtype), "q8_0", "q4_0",
+ * "fp8_e4m3"; NULL for an unknown one. */
+CLATTN_API const char *clattn_kv_type_name(clattn_kv_type type, clattn_dtype dtype);
+
+/* Fills `dst` with `rows` rows of d values of `src` (storage `src_dtype`:
+ * F32, F16 or BF16, contiguous) in `type`, exactly as ggml quantizes q8_0
+ * and q4_0 (the scale's reciprocal multiplied, rounded half away from
+ * zero; the scale stored in fp16) and fp8 e4m3 as x / scale rounded to
+ * nearest even, saturated to +-448 (NaN stays NaN). `scale` is fp8's (0 or
+ * ignored elsewhere: 1). dst holds rows * d / block_values * block_bytes
+ * bytes. CLATTN_EINVAL for d not a multiple of the type's block or a
+ * non-finite fp8 scale; CLATTN_EOVERFLOW past size_t. */
+CLATTN_API int clattn_quantize(clattn_kv_type type, clattn_dtype src_dtype, const void *src,
+                               size_t rows, size_t d, float scale, void *dst);
+/* The values a kernel reads from `src` (rows x d of `type`, fp8 times
+ * `scale`), as float: the dequantization every path and the reference
+ * share (a block's fp16 scale times its integer, exact in float). */
+CLATTN_API int clattn_dequantize(clattn_kv_type type, const void *src, size_t rows, size_t d,
+                                 float scale, float *dst);
+
 /* Bytes of one element of `dtype` (4 or 2); 0 for an unknown dtype. */
 CLATTN_API size_t clattn_dtype_size(clattn_dtype dtype);
 
@@ -279,6 +320,44 @@ typedef struct clattn_options {
     /* V's and O's head dimension when it differs from Q's and K's
      * (DeepSeek's MLA: 192 and 128, 576 and 512); 0: head_dim. 1..512. */
     size_t head_dim_v;
+    /* KV caches as engines keep them (API 1.3).
+     * Storage types of K and V, each on its own (clattn_kv_type below):
+     * CLATTN_KV_DTYPE (0) stores them in shape->dtype; the quantized types
+     * store rows of d values in their own bytes, and a layout's strides and
+     * offsets still count values (a byte offset counts bytes, a multiple of
+     * the type's block), every stride a multiple of the block's values.
+     * fp8 values are multiplied by k_scale / v_scale (host fp32: one value,
+     * or one per key/value head with kv_scale_per_head; NULL: 1; device
+     * calls may give clattn_extras.k_scale / v_scale). */
+    clattn_kv_type k_type, v_type;
+    const float *k_scale, *v_scale;
+    int kv_scale_per_head;
+    /* Paged K and V (vLLM's and FlashAttention's block table): page_size > 0
+     * makes K and V tensors of num_pages pages of page_size keys, element
+     * (p, hk, t, x) of a [num_pages, Hkv, page_size, d] tensor laid out by
+     * k_layout / v_layout (batch_stride is the page stride; FlashAttention's
+     * [num_pages, page_size, Hkv, d] is head_stride d, token_stride Hkv d).
+     * Key j of sequence b is slot j % page_size of page
+     * block_table[b * block_table_stride + j / page_size] (int32, host; or
+     * clattn_extras.block_table). A sequence's keys are kv_lens[b] (or Nk);
+     * a host table entry outside [0, num_pages) of a page the sequence
+     * reads is CLATTN_EINVAL, a device one is clamped into that range. */
+    size_t page_size;
+    size_t num_pages;
+    const int32_t *block_table;
+    size_t block_table_stride; /* 0: ceil(Nk / page_size) */
+    /* Packed (varlen) batches, FlashAttention's cu_seqlens: sequence b's
+     * queries are tokens [cu_seqlens_q[b], cu_seqlens_q[b + 1]) of Q and O,
+     * its keys tokens [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of K and V
+     * (int32 [B + 1], non-decreasing, host; or clattn_extras'), those
+     * tensors then [1, heads, total, d] (FlashAttention's [total, H, d] is
+     * head_stride d, token_stride H d), Nq and Nk the longest sequence's
+     * lengths (max_seqlen_q, max_seqlen_k). total_q / total_k: the tokens
+     * of the packed tensors (0: cu_seqlens[B] of a host array; required
+     * with device ones). Packed keys take neither kv_lens nor pages;
+     * packed queries take no q_lens. The LSE stays [B, H, Nq]. */
+    const int32_t *cu_seqlens_q, *cu_seqlens_k;
+    size_t total_q, total_k;
 } clattn_options;
 
 /* One parameter a kernel takes in clattn_options.kernel_params

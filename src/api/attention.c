@@ -191,6 +191,11 @@ int clattn_attention_ex_cl(clattn_ctx *ctx, const clattn_shape *shape, const cla
         c.alibi_slopes = ex.alibi_slopes;
         c.sinks = ex.sinks;
         c.mask = ex.mask;
+        c.block_table = ex.block_table;
+        c.cu_q = ex.cu_seqlens_q;
+        c.cu_k = ex.cu_seqlens_k;
+        c.k_scale = ex.k_scale;
+        c.v_scale = ex.v_scale;
     }
     uint64_t spans[4];
     rc = prepare_call(shape, &e.opts, &c, spans);

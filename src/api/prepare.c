@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "api/prepare.h"
+#include "core/kv_cache.h"
 #include "core/variants.h"
 #include "fused/fused.h"
 
 int prepare_options(const clattn_shape *shape, const clattn_options *opts)
 {
     int rc = clattn_shape_check(shape);
-    if (rc < 0 || (rc = variants_check(shape, opts, 0)) < 0)
+    if (rc < 0 || (rc = variants_check(shape, opts, 0)) < 0 ||
+        (rc = kv_cache_check(shape, opts, 0)) < 0)
         return rc;
     if (shape->q_len > INT32_MAX || shape->kv_len > INT32_MAX)
         return clattn_fail(CLATTN_EUNSUPPORTED, "sequence lengths above 2^31 - 1 are not "
@@ -45,21 +47,37 @@ int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
 {
     const size_t h = s->heads, hk = s->kv_heads, nq = s->q_len, nk = s->kv_len, d = s->head_dim;
     const size_t dv = variants_head_dim_v(s, opts);
+    /* Packed tensors hold one sequence after another; paged ones pages. */
+    if ((c->cu_q && !opts->total_q) || (c->cu_k && !opts->total_k))
+        return clattn_fail(CLATTN_EINVAL, "packed offsets in device buffers need total_q / "
+                           "total_k, the packed tensors' tokens");
+    struct kv_dims dims;
+    kv_cache_dims(s, opts, &dims);
+    const size_t qb = dims.q_batch, qn = dims.q_tokens, kb = dims.k_batch, kn = dims.k_tokens;
     int rc;
-    if ((rc = layout_resolve(&opts->q_layout, s->batch, h, nq, d, s->dtype, "Q", &c->ql,
+    if ((rc = layout_resolve(&opts->q_layout, qb, h, qn, d, s->dtype, "Q", &c->ql,
                              &spans[0])) < 0 ||
-        (rc = layout_resolve(&opts->k_layout, s->batch, hk, nk, d, s->dtype, "K", &c->kl,
-                             &spans[1])) < 0 ||
-        (rc = layout_resolve(&opts->v_layout, s->batch, hk, nk, dv, s->dtype, "V", &c->vl,
-                             &spans[2])) < 0 ||
-        (rc = layout_resolve(&opts->o_layout, s->batch, h, nq, dv, s->dtype, "O", &c->ol,
+        (rc = layout_resolve_kv(&opts->k_layout, kb, hk, kn, d, opts->k_type, s->dtype, "K",
+                                &c->kl, &spans[1])) < 0 ||
+        (rc = layout_resolve_kv(&opts->v_layout, kb, hk, kn, dv, opts->v_type, s->dtype, "V",
+                                &c->vl, &spans[2])) < 0 ||
+        (rc = layout_resolve(&opts->o_layout, qb, h, qn, dv, s->dtype, "O", &c->ol,
                              &spans[3])) < 0 ||
-        (rc = layout_rows_disjoint(&c->ol, s->batch, h, nq, dv, "O")) < 0)
+        (rc = layout_rows_disjoint(&c->ol, qb, h, qn, dv, "O")) < 0)
         return rc;
     c->contiguous = layout_is_contiguous(&c->ql, h, nq, d) &&
                     layout_is_contiguous(&c->kl, hk, nk, d) &&
                     layout_is_contiguous(&c->vl, hk, nk, dv) &&
-                    layout_is_contiguous(&c->ol, h, nq, dv);
+                    layout_is_contiguous(&c->ol, h, nq, dv) && !kv_cache_any(opts);
+    /* A packed tensor's sequences are found by their offsets, not by b. */
+    if (opts->cu_seqlens_q || c->cu_q)
+        c->ql.batch = c->ol.batch = 0;
+    if (opts->cu_seqlens_k || c->cu_k)
+        c->kl.batch = c->vl.batch = 0;
+    c->bt_stride = opts->block_table_stride
+                       ? opts->block_table_stride
+                       : (opts->page_size ? (s->kv_len + opts->page_size - 1) / opts->page_size
+                                          : 0);
     return CLATTN_OK;
 }
 
@@ -106,10 +124,12 @@ int buffer_extent(cl_mem m, const char *name, uint64_t lo, uint64_t hi, int outp
     return CLATTN_OK;
 }
 
-/* The bytes a tensor of layout l spans from its first element. */
-static uint64_t first_byte(const struct tensor_layout *l, clattn_dtype dtype)
+/* The byte of a tensor's first element (tensor i of Q, K, V, O). */
+static uint64_t first_byte(const struct tensor_layout *l, const clattn_options *o, int i,
+                           clattn_dtype dtype)
 {
-    return l->offset * clattn_dtype_size(dtype);
+    const clattn_kv_type t = i == 1 ? o->k_type : i == 2 ? o->v_type : CLATTN_KV_DTYPE;
+    return l->offset / clattn_kv_block_values(t) * clattn_kv_block_bytes(t, dtype);
 }
 
 int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct attention_call *c,
@@ -134,18 +154,26 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
     uint64_t mask_bytes = 0;
     if (o->mask.kind != CLATTN_MASK_NONE && (rc = mask_span_bytes(s, &o->mask, &mask_bytes)) < 0)
         return rc;
+    const uint64_t table = (uint64_t)s->batch * c->bt_stride * 4, offsets = (s->batch + 1) * 4;
+    const uint64_t scales = (o->kv_scale_per_head ? s->kv_heads : 1) * 4;
+    if ((c->block_table && (rc = check_buffer(ctx, c->block_table, "block_table", table)) < 0) ||
+        (c->cu_q && (rc = check_buffer(ctx, c->cu_q, "cu_seqlens_q", offsets)) < 0) ||
+        (c->cu_k && (rc = check_buffer(ctx, c->cu_k, "cu_seqlens_k", offsets)) < 0) ||
+        (c->k_scale && (rc = check_buffer(ctx, c->k_scale, "k_scale", scales)) < 0) ||
+        (c->v_scale && (rc = check_buffer(ctx, c->v_scale, "v_scale", scales)) < 0))
+        return rc;
     if ((c->alibi_slopes && (rc = check_buffer(ctx, c->alibi_slopes, "alibi_slopes", slopes)) < 0) ||
         (c->sinks && (rc = check_buffer(ctx, c->sinks, "sinks", (uint64_t)s->heads * 4)) < 0) ||
         (c->mask && (rc = check_buffer(ctx, c->mask, "mask", mask_bytes)) < 0))
         return rc;
     /* The kernels read Q, K, V and the lengths while other work-groups write
      * O and the LSE: no output may share memory with anything else. */
-    struct extent e[10];
+    struct extent e[15];
     const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
     const cl_mem m[4] = { c->q, c->k, c->v, c->o };
     static const char *const names[4] = { "Q", "K", "V", "O" };
     for (int i = 0; i < 4; i++)
-        if ((rc = buffer_extent(m[i], names[i], first_byte(l[i], s->dtype), spans[i], i == 3,
+        if ((rc = buffer_extent(m[i], names[i], first_byte(l[i], c->opts, i, s->dtype), spans[i], i == 3,
                                 &e[i])) < 0)
             return rc;
     if ((rc = buffer_extent(c->lse, "LSE", 0, rows * 4, 1, &e[4])) < 0 ||
@@ -153,9 +181,14 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
         (rc = buffer_extent(c->q_lens, "q_lens", 0, s->batch * 4, 0, &e[6])) < 0 ||
         (rc = buffer_extent(c->alibi_slopes, "alibi_slopes", 0, slopes, 0, &e[7])) < 0 ||
         (rc = buffer_extent(c->sinks, "sinks", 0, (uint64_t)s->heads * 4, 0, &e[8])) < 0 ||
-        (rc = buffer_extent(c->mask, "mask", 0, mask_bytes, 0, &e[9])) < 0)
+        (rc = buffer_extent(c->mask, "mask", 0, mask_bytes, 0, &e[9])) < 0 ||
+        (rc = buffer_extent(c->block_table, "block_table", 0, table, 0, &e[10])) < 0 ||
+        (rc = buffer_extent(c->cu_q, "cu_seqlens_q", 0, offsets, 0, &e[11])) < 0 ||
+        (rc = buffer_extent(c->cu_k, "cu_seqlens_k", 0, offsets, 0, &e[12])) < 0 ||
+        (rc = buffer_extent(c->k_scale, "k_scale", 0, scales, 0, &e[13])) < 0 ||
+        (rc = buffer_extent(c->v_scale, "v_scale", 0, scales, 0, &e[14])) < 0)
         return rc;
-    return extents_disjoint(e, 10);
+    return extents_disjoint(e, 15);
 }
 
 int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
@@ -166,7 +199,7 @@ int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
     static const char *const names[4] = { "Q", "K", "V", "O" };
     struct extent e[7];
     for (int i = 0; i < 4; i++)
-        e[i] = extent_host(names[i], arrays[i], first_byte(l[i], s->dtype), spans[i], i == 3);
+        e[i] = extent_host(names[i], arrays[i], first_byte(l[i], c->opts, i, s->dtype), spans[i], i == 3);
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len;
     e[4] = extent_host("LSE", lse, 0, rows * 4, 1);
     e[5] = extent_host("kv_lens", opts->kv_lens, 0, s->batch * 4, 0);
@@ -214,6 +247,7 @@ int prepare_lens(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o
     for (int i = 0; i < PREPARE_OWNED; i++)
         owned[i] = NULL;
     const uint64_t slopes = (uint64_t)(opts->alibi_per_sequence ? s->batch : 1) * s->heads;
+    const uint64_t scales = opts->kv_scale_per_head ? s->kv_heads : 1;
     uint64_t mask_bytes = 0;
     int rc = CLATTN_OK;
     if (opts->mask.kind != CLATTN_MASK_NONE)
@@ -228,7 +262,18 @@ int prepare_lens(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o
         (rc = device_copy(ctx, &c->sinks, opts->sinks, (uint64_t)s->heads * 4, "sinks",
                           (c->flags & FUSED_F_SINKS) != 0, &owned[3])) < 0 ||
         (rc = device_copy(ctx, &c->mask, opts->mask.host, mask_bytes, "mask",
-                          opts->mask.kind != CLATTN_MASK_NONE, &owned[4])) < 0) {
+                          opts->mask.kind != CLATTN_MASK_NONE, &owned[4])) < 0 ||
+        (rc = device_copy(ctx, &c->block_table, opts->block_table,
+                          (uint64_t)s->batch * c->bt_stride * 4, "block_table",
+                          opts->page_size != 0, &owned[5])) < 0 ||
+        (rc = device_copy(ctx, &c->cu_q, opts->cu_seqlens_q, (s->batch + 1) * 4,
+                          "cu_seqlens_q", opts->total_q != 0, &owned[6])) < 0 ||
+        (rc = device_copy(ctx, &c->cu_k, opts->cu_seqlens_k, (s->batch + 1) * 4,
+                          "cu_seqlens_k", opts->total_k != 0, &owned[7])) < 0 ||
+        (rc = device_copy(ctx, &c->k_scale, opts->k_scale, scales * 4, "k_scale", 0,
+                          &owned[8])) < 0 ||
+        (rc = device_copy(ctx, &c->v_scale, opts->v_scale, scales * 4, "v_scale", 0,
+                          &owned[9])) < 0) {
         for (int i = 0; i < PREPARE_OWNED; i++)
             if (owned[i])
                 clReleaseMemObject(owned[i]);
@@ -261,7 +306,12 @@ int prepare_call(const clattn_shape *shape, const clattn_options *opts,
                (opts->mask.kind == CLATTN_MASK_ADD ? FUSED_F_MASK : 0u) |
                (opts->mask.kind == CLATTN_MASK_BOOL ? FUSED_F_MASK_BOOL : 0u) |
                (opts->score_mod ? FUSED_F_SCORE_MOD : 0u) |
-               (opts->mask_mod ? FUSED_F_MASK_MOD : 0u);
+               (opts->mask_mod ? FUSED_F_MASK_MOD : 0u) |
+               (opts->page_size ? FUSED_F_PAGED : 0u) |
+               (opts->cu_seqlens_q || c->cu_q ? FUSED_F_PACKED_Q : 0u) |
+               (opts->cu_seqlens_k || c->cu_k ? FUSED_F_PACKED_K : 0u) |
+               (opts->k_type != CLATTN_KV_DTYPE || opts->v_type != CLATTN_KV_DTYPE
+                    ? FUSED_F_KV_QUANT : 0u);
     c->causal_off = opts->causal == CLATTN_CAUSAL_BOTTOM_RIGHT
                         ? (int)shape->kv_len - (int)shape->q_len : 0;
     return CLATTN_OK;

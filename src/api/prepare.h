@@ -39,10 +39,11 @@ int prepare_host_arrays(const clattn_shape *shape, const clattn_options *opts,
                         const void *const arrays[4], const float *lse);
 
 /* Device copies of opts' host arrays where c has no device buffers for
- * them: the lengths, the ALiBi slopes, the sinks and the mask; the copies
+ * them: the lengths, the ALiBi slopes, the sinks, the mask and the KV
+ * cache's tables (block table, packed offsets, fp8 scales); the copies
  * are in owned[0..PREPARE_OWNED) (NULL where none), for the caller to
  * release. CLATTN_EINVAL when a variant's tensor is in neither place. */
-#define PREPARE_OWNED 5
+#define PREPARE_OWNED 10
 int prepare_lens(clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts,
                  struct attention_call *c, cl_mem owned[PREPARE_OWNED]);
 

@@ -26,6 +26,10 @@ struct attention_call {
     cl_mem lse;             /* fp32 [B, H, Nq] out, or NULL */
     cl_mem kv_lens, q_lens; /* uint32 [B], or NULL */
     cl_mem alibi_slopes, sinks, mask; /* the variants' device tensors, or NULL */
+    cl_mem block_table;     /* int32 [B, stride] of a paged cache, or NULL */
+    cl_mem cu_q, cu_k;      /* int32 [B + 1] packed offsets, or NULL */
+    cl_mem k_scale, v_scale; /* fp8's fp32 scales, or NULL */
+    size_t bt_stride;       /* the block table's row stride (resolved) */
     cl_uint num_wait;
     const cl_event *wait_list;
     cl_event *done;         /* may be NULL */

@@ -3,20 +3,26 @@
 #include "core/error.h"
 #include "core/layout.h"
 
-int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n, size_t d,
-                   clattn_dtype dtype, const char *name, struct tensor_layout *out,
-                   uint64_t *span_bytes)
+/* layout_resolve for values stored in blocks of `bv` values of `bb` bytes
+ * (1 and the element size for a plain dtype). */
+static int resolve_blocks(const clattn_layout *in, size_t batch, size_t heads, size_t n,
+                          size_t d, uint64_t bv, uint64_t bb, const char *name,
+                          struct tensor_layout *out, uint64_t *span_bytes)
 {
-    const uint64_t e = clattn_dtype_size(dtype);
-    if (in->byte_offset % e)
+    if (in->byte_offset % bb)
         return clattn_fail(CLATTN_EINVAL, "%s: byte offset %zu is not a multiple of the "
-                           "element size %llu", name, in->byte_offset, (unsigned long long)e);
-    out->offset = in->byte_offset / e;
+                           "%s size %llu", name, in->byte_offset, bv > 1 ? "block" : "element",
+                           (unsigned long long)bb);
+    if (bv > 1 && (in->token_stride % bv || in->head_stride % bv || in->batch_stride % bv))
+        return clattn_fail(CLATTN_EINVAL, "%s: strides (%zu, %zu, %zu) must be multiples of "
+                           "the block's %llu values", name, in->batch_stride, in->head_stride,
+                           in->token_stride, (unsigned long long)bv);
+    out->offset = in->byte_offset / bb * bv;
     out->token = in->token_stride ? in->token_stride : d;
     if (out->token < d)
         return clattn_fail(CLATTN_EINVAL, "%s: token stride %llu is below d = %zu: rows would "
                            "overlap", name, (unsigned long long)out->token, d);
-    uint64_t per_head, per_batch, last, span;
+    uint64_t per_head, per_batch, last, span, blocks;
     int ovf = __builtin_mul_overflow((uint64_t)n, out->token, &per_head);
     out->head = in->head_stride ? in->head_stride : per_head;
     ovf |= __builtin_mul_overflow((uint64_t)heads, out->head, &per_batch);
@@ -31,10 +37,27 @@ int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n
     for (int i = 0; i < 4; i++)
         ovf |= __builtin_add_overflow(last, terms[i], &last);
     ovf |= __builtin_add_overflow(last, 1, &span);
-    ovf |= __builtin_mul_overflow(span, e, span_bytes);
+    blocks = span / bv + (span % bv != 0);
+    ovf |= __builtin_mul_overflow(blocks, bb, span_bytes);
     if (ovf)
         return clattn_fail(CLATTN_EOVERFLOW, "%s: the layout's span overflows 64 bits", name);
     return CLATTN_OK;
+}
+
+int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n, size_t d,
+                   clattn_dtype dtype, const char *name, struct tensor_layout *out,
+                   uint64_t *span_bytes)
+{
+    return resolve_blocks(in, batch, heads, n, d, 1, clattn_dtype_size(dtype), name, out,
+                          span_bytes);
+}
+
+int layout_resolve_kv(const clattn_layout *in, size_t batch, size_t heads, size_t n, size_t d,
+                      clattn_kv_type type, clattn_dtype dtype, const char *name,
+                      struct tensor_layout *out, uint64_t *span_bytes)
+{
+    return resolve_blocks(in, batch, heads, n, d, clattn_kv_block_values(type),
+                          clattn_kv_block_bytes(type, dtype), name, out, span_bytes);
 }
 
 int layout_rows_disjoint(const struct tensor_layout *l, size_t batch, size_t heads, size_t n,

@@ -24,6 +24,13 @@ int layout_resolve(const clattn_layout *in, size_t batch, size_t heads, size_t n
                    clattn_dtype dtype, const char *name, struct tensor_layout *out,
                    uint64_t *span_bytes);
 
+/* layout_resolve for K or V stored as `type` (clattn_kv_type): strides
+ * and offsets in values, the byte offset a multiple of the type's block,
+ * the strides of its values per block. */
+int layout_resolve_kv(const clattn_layout *in, size_t batch, size_t heads, size_t n, size_t d,
+                      clattn_kv_type type, clattn_dtype dtype, const char *name,
+                      struct tensor_layout *out, uint64_t *span_bytes);
+
 /* CLATTN_EINVAL, naming the tensor, when two distinct rows (b, h, i) of a
  * [batch, heads, n, d] tensor laid out as `l` (resolved) share an element:
  * an output written through such a layout would lose rows. The rows must

@@ -131,7 +131,7 @@ const struct fused_kernel fused_cpu = {
     .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
     /* Every variant but the snippets: its scores are vectors of 16 rows, and
      * a snippet is a function of one score (the portable kernel takes them). */
-    .variants = FUSED_F_VARIANTS & ~(FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD),
+    .variants = FUSED_F_VARIANTS & ~(FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD | FUSED_F_CACHE),
     .dtypes = FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
     .takes_dv = 1,
     .not_preferred = not_preferred,

@@ -32,6 +32,11 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
              c->head_dim_v, (c->flags & FUSED_F_MASK) ? (int)c->opts->mask.dtype : 0,
              dt == CLATTN_F16 ? " -DDTYPE_F16" : dt == CLATTN_BF16 ? " -DDTYPE_BF16" : "");
     variant_options(fused_variant_flags(c, p), options, options_cap);
+    const clattn_options *o = c->opts;
+    const size_t end = strlen(options);
+    snprintf(options + end, options_cap > end ? options_cap - end : 0,
+             " -DK_TYPE=%d -DV_TYPE=%d -DKV_SCALE_HEAD=%d -DPAGE_SIZE=%zu", (int)o->k_type,
+             (int)o->v_type, o->kv_scale_per_head != 0, o->page_size);
 }
 
 /* A call on the probe shape: contiguous, no mask, nothing extra. */
@@ -105,6 +110,10 @@ static const char *variant_missing(const struct fused_kernel *k, const struct at
         { FUSED_F_MASK_BOOL, "takes no boolean mask" },
         { FUSED_F_SCORE_MOD, "takes no score_mod snippet" },
         { FUSED_F_MASK_MOD, "takes no mask_mod snippet" },
+        { FUSED_F_PAGED, "takes no paged KV cache" },
+        { FUSED_F_PACKED_Q, "takes no packed (varlen) queries" },
+        { FUSED_F_PACKED_K, "takes no packed (varlen) keys" },
+        { FUSED_F_KV_QUANT, "takes no quantized KV cache" },
     };
     const unsigned missing = c->flags & FUSED_F_VARIANTS & ~k->variants;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

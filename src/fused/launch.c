@@ -88,6 +88,24 @@ static void fused_variant_args(struct args *a, const struct attention_call *c)
     arg_u64(a, m.row);
 }
 
+/* The lengths' arguments: kv_lens and q_lens, or the packed offsets in
+ * their place (the FUSED_F_PACKED_* bits say which). */
+static void arg_lens(struct args *a, const struct attention_call *c)
+{
+    arg_mem(a, c->cu_k ? c->cu_k : c->kv_lens);
+    arg_mem(a, c->cu_q ? c->cu_q : c->q_lens);
+}
+
+/* cl/include/fused_grid.clh's FUSED_CACHE_PARAMS. */
+static void fused_cache_args(struct args *a, const struct attention_call *c)
+{
+    arg_mem(a, c->block_table);
+    arg_u32(a, c->bt_stride);
+    arg_u32(a, c->opts->num_pages);
+    arg_mem(a, c->k_scale);
+    arg_mem(a, c->v_scale);
+}
+
 int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct fused_plan *plan,
                  cl_kernel kern, const cl_mem part[FUSED_PARTS], cl_event *done)
 {
@@ -101,8 +119,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_mem(&a, c->lse);
     arg_mem(&a, part[FUSED_PART_O]);
     arg_mem(&a, part[FUSED_PART_ML]);
-    arg_mem(&a, c->kv_lens);
-    arg_mem(&a, c->q_lens);
+    arg_lens(&a, c);
     arg_layout(&a, &c->ql);
     arg_layout(&a, &c->kl);
     arg_layout(&a, &c->vl);
@@ -114,6 +131,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_u32(&a, plan->split_keys);
     arg(&a, sizeof scale_log2, &scale_log2);
     fused_variant_args(&a, c);
+    fused_cache_args(&a, c);
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
         arg_u32(&a, s->heads / s->kv_heads);
         arg_u32(&a, fused_variant_flags(c, plan));
@@ -172,8 +190,7 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     arg_mem(&a, c->lse);
     arg_mem(&a, part_o);
     arg_mem(&a, part_ml);
-    arg_mem(&a, c->kv_lens);
-    arg_mem(&a, c->q_lens);
+    arg_lens(&a, c);
     arg_layout(&a, &c->ol);
     arg_sizes(&a, s);
     arg_u32(&a, plan->splits);

@@ -189,7 +189,7 @@ const struct fused_kernel fused_nv_decode = {
     .file = "fused/nv_decode.cl",
     .summary = "NVIDIA tensor cores (sm_80+) for decoding: one warp per KV head's packed rows, "
                "K/V into registers (d <= 128) or through a cp.async ring; fp16, d = 64/128/256",
-    .variants = FUSED_F_VARIANTS,
+    .variants = FUSED_F_VARIANTS & ~FUSED_F_CACHE,
     .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16), /* mma.sync takes both */
     .cannot_run = nv_mma_cannot_run,
     .not_preferred = not_preferred,

@@ -107,7 +107,7 @@ const struct fused_kernel fused_nv_mma = {
     .id = CLATTN_FUSED_NV_MMA,
     .file = "fused/nv_mma.cl",
     .summary = "NVIDIA tensor cores (sm_80+): mma.sync, ldmatrix, cp.async; fp16, d = 64/128/256",
-    .variants = FUSED_F_VARIANTS,
+    .variants = FUSED_F_VARIANTS & ~FUSED_F_CACHE,
     .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16), /* mma.sync takes both */
     .cannot_run = nv_mma_cannot_run,
     .probe_shape = &probe_shape,

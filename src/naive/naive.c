@@ -71,6 +71,9 @@ static uint64_t packed_bytes(const clattn_shape *s, int i)
 
 int naive_cannot_run(const struct attention_call *c)
 {
+    if (c->flags & FUSED_F_CACHE)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no paged, packed or "
+                           "quantized KV cache: the fused path does");
     if (c->flags & FUSED_F_VARIANTS & ~NAIVE_VARIANTS)
         return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no softcap, ALiBi, window, "
                            "sinks, mask or snippets: the fused path does");

@@ -12,6 +12,8 @@
 
 #include "core/error.h"
 #include "core/options.h"
+#include "core/kv_cache.h"
+#include "core/kv_type.h"
 #include "core/variants.h"
 
 static double load(const void *base, size_t i, clattn_dtype dtype)
@@ -85,11 +87,12 @@ static double score_of(const clattn_shape *s, const clattn_options *o, const str
  * variants' scores, then P V into out[0..d_v); returns the row's LSE.
  * scores and hidden have room for Nk keys. */
 static double reference_row(const clattn_shape *s, const clattn_options *o, const void *q,
-                            const void *k, const void *v, size_t q_off, size_t k_off,
-                            size_t v_off, const struct query *row, double scale, double *scores,
+                            const void *k, const void *v, size_t q_off, size_t kv_head,
+                            const struct query *row, double scale, double *scores,
                             unsigned char *hidden, double *out)
 {
-    const size_t d = s->head_dim, dv = variants_head_dim_v(s, o);
+    const size_t d = s->head_dim, dv = variants_head_dim_v(s, o), hk = s->kv_heads;
+    const float k_scale = kv_cache_scale(o, 0, kv_head), v_scale = kv_cache_scale(o, 1, kv_head);
     for (size_t x = 0; x < dv; x++)
         out[x] = 0.0;
     double mx = row->sink;
@@ -97,8 +100,10 @@ static double reference_row(const clattn_shape *s, const clattn_options *o, cons
     for (long j = row->first; j <= row->last; j++) {
         double dot = 0.0;
         int h;
+        const uint64_t k_off = kv_cache_row(s, o, 1, row->b, hk, kv_head, (size_t)j, d);
         for (size_t x = 0; x < d; x++)
-            dot += load(q, q_off + x, s->dtype) * load(k, k_off + (size_t)j * d + x, s->dtype);
+            dot += load(q, q_off + x, s->dtype) *
+                   kv_value(o->k_type, s->dtype, k, k_off + x, k_scale);
         scores[j] = score_of(s, o, row, dot * scale, j, &h);
         hidden[j] = (unsigned char)h;
         if (h)
@@ -120,8 +125,9 @@ static double reference_row(const clattn_shape *s, const clattn_options *o, cons
         if (hidden[j])
             continue; /* its V is never read */
         const double p = scores[j] / sum;
+        const uint64_t v_off = kv_cache_row(s, o, 1, row->b, hk, kv_head, (size_t)j, dv);
         for (size_t x = 0; x < dv; x++)
-            out[x] += p * load(v, v_off + (size_t)j * dv + x, s->dtype);
+            out[x] += p * kv_value(o->v_type, s->dtype, v, v_off + x, v_scale);
     }
     return mx + log(sum);
 }
@@ -130,8 +136,9 @@ static double reference_row(const clattn_shape *s, const clattn_options *o, cons
 static void window_of(const clattn_shape *s, const clattn_options *opts, size_t b, size_t i,
                       struct query *q)
 {
-    const long kv_len = opts->kv_lens ? (long)opts->kv_lens[b] : (long)s->kv_len;
-    const long q_len = opts->q_lens ? (long)opts->q_lens[b] : (long)s->q_len;
+    struct kv_seq seq;
+    kv_cache_seq(s, opts, b, &seq);
+    const long kv_len = (long)seq.kv_len, q_len = (long)seq.q_len;
     q->off = opts->causal == CLATTN_CAUSAL_TOP_LEFT ? 0 : kv_len - q_len;
     q->first = 0;
     q->last = (long)i < q_len ? kv_len - 1 : -1;
@@ -158,7 +165,7 @@ static int reference_prepare(const clattn_shape *s, const clattn_options *opts,
         CLATTN_CHECK_ARG(!opts->kv_lens || opts->kv_lens[b] <= s->kv_len);
         CLATTN_CHECK_ARG(!opts->q_lens || opts->q_lens[b] <= s->q_len);
     }
-    if ((rc = variants_check(s, opts, 1)) < 0)
+    if ((rc = variants_check(s, opts, 1)) < 0 || (rc = kv_cache_check(s, opts, 1)) < 0)
         return rc;
     if (opts->score_mod || opts->mask_mod)
         return clattn_fail(CLATTN_EUNSUPPORTED, "the CPU reference cannot run OpenCL C "
@@ -196,18 +203,20 @@ static int reference_rows(const clattn_shape *s, const clattn_options *opts, con
     const double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)s->head_dim);
     const size_t group = s->heads / s->kv_heads, d = s->head_dim;
     const size_t dv = variants_head_dim_v(s, opts);
-    const size_t kv_head = b * s->kv_heads + h / group;
+    const size_t kv_head = h / group;
+    struct kv_seq seq;
+    kv_cache_seq(s, opts, b, &seq);
     for (size_t i = i0; i < i0 + n; i++) {
-        const size_t row = (b * s->heads + h) * s->q_len + i;
+        /* Rows past a packed sequence's length read no query. */
+        const uint64_t q_off = i < seq.q_len ? kv_cache_row(s, opts, 0, b, s->heads, h, i, d) : 0;
         struct query qr = { b, h, i, 0, 0, 0, 0.0, -INFINITY };
         window_of(s, opts, b, i, &qr);
         if (opts->alibi_slopes)
             qr.slope = opts->alibi_slopes[(opts->alibi_per_sequence ? b * s->heads : 0) + h];
         if (opts->sinks)
             qr.sink = opts->sinks[h];
-        const double l = reference_row(s, opts, q, k, v, row * d, kv_head * s->kv_len * d,
-                                       kv_head * s->kv_len * dv, &qr, scale, scores, hidden,
-                                       o + (i - i0) * dv);
+        const double l = reference_row(s, opts, q, k, v, (size_t)q_off, kv_head, &qr, scale,
+                                       scores, hidden, o + (i - i0) * dv);
         if (lse)
             lse[i - i0] = l;
     }

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KV caches as engines keep them, on the device against the CPU reference:
+ * K and V quantized (q8_0, q4_0, fp8 e4m3 with per-tensor and per-head
+ * scales, each typed on its own) with fp32, fp16 and bf16 queries; paged
+ * K and V (page sizes 1 to 256, scattered and shared pages, the head-major
+ * and FlashAttention's token-major page layouts, sequences of 0 and 1 keys
+ * and lengths not a multiple of a page) with host and device block tables;
+ * packed (varlen) batches by cu_seqlens, host and device, with empty
+ * sequences; GQA, both causal alignments, a window and softcap composed
+ * with them, split-KV and the LSE. The device's paged and packed results
+ * are checked against the reference of the same data laid out plainly (so
+ * the gathers are checked, not shared), and the reference's own paging
+ * against its plain form bit for bit. Every fused kernel that takes a case
+ * runs it; the portable kernel must take every one. Outputs are poisoned
+ * (NaN) first. Exits 77 without an OpenCL device.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clattn/clattn.h"
+#include "device_suite.h"
+
+static clattn_ctx *ctx;
+
+/* One problem in its plain form: contiguous Q [B, H, Nq, d], K and V
+ * [B, Hkv, Nk, d] stored in the cache's types, per-sequence lengths. */
+struct problem {
+    clattn_shape s;
+    clattn_options o;
+    size_t dv;
+    void *q, *k, *v;
+    uint32_t kv_lens[8], q_lens[8];
+    float k_scale[8], v_scale[8];
+};
+
+static size_t row_bytes(clattn_kv_type t, clattn_dtype dt, size_t d)
+{
+    return d / clattn_kv_block_values(t) * clattn_kv_block_bytes(t, dt);
+}
+
+/* Random values of the shape's dtype, quantized into `type` (fp8 scaled
+ * by `scale`, so that the values span its range). */
+static void *make_tensor(size_t rows, size_t d, clattn_dtype dt, clattn_kv_type type, float scale,
+                         uint64_t seed)
+{
+    void *src = malloc(rows * d * clattn_dtype_size(dt));
+    void *out = malloc(rows * row_bytes(type, dt, d) + 1);
+    assert_true(src && out);
+    clattn_random_fill(src, rows * d, dt, seed);
+    assert_int_equal(clattn_quantize(type, dt, src, rows, d, scale, out), CLATTN_OK);
+    free(src);
+    return out;
+}
+
+static void problem_init(struct problem *p, size_t b, size_t h, size_t hkv, size_t nq, size_t nk,
+                         size_t d, size_t dv, clattn_dtype dt, clattn_kv_type kt,
+                         clattn_kv_type vt, clattn_causal causal, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    p->s = (clattn_shape){ b, h, hkv, nq, nk, d, dt };
+    p->dv = dv;
+    clattn_default_options(&p->o);
+    p->o.causal = causal;
+    p->o.head_dim_v = dv == d ? 0 : dv;
+    p->o.k_type = kt;
+    p->o.v_type = vt;
+    for (size_t i = 0; i < 8; i++) {
+        p->k_scale[i] = 0.002f * (float)(i + 1); /* values of [-1, 1) over ~500 hk ... */
+        p->v_scale[i] = 0.003f * (float)(i + 2);
+    }
+    if (kt == CLATTN_KV_FP8_E4M3)
+        p->o.k_scale = p->k_scale;
+    if (vt == CLATTN_KV_FP8_E4M3)
+        p->o.v_scale = p->v_scale;
+    const size_t nkv = b * hkv * nk;
+    p->q = malloc(clattn_shape_q_elems(&p->s) * clattn_dtype_size(dt));
+    assert_true(p->q);
+    clattn_random_fill(p->q, clattn_shape_q_elems(&p->s), dt, seed);
+    p->k = make_tensor(nkv, d, dt, kt, p->k_scale[0], seed + 1);
+    p->v = make_tensor(nkv, dv, dt, vt, p->v_scale[0], seed + 2);
+}
+
+static void problem_free(struct problem *p)
+{
+    free(p->q);
+    free(p->k);
+    free(p->v);
+}
+
+static double out_value(clattn_dtype dt, const void *o, size_t i)
+{
+    return dt == CLATTN_F32   ? ((const float *)o)[i]
+           : dt == CLATTN_F16 ? clattn_f16_to_f32(((const uint16_t *)o)[i])
+                              : clattn_bf16_to_f32(((const uint16_t *)o)[i]);
+}
+
+/* How the device is handed the problem. */
+struct form {
+    size_t page_size;   /* 0: not paged */
+    int token_major;    /* pages or packed tensors as [.., tokens, heads, d] */
+    int shared;         /* sequences 0 and 1 share their first page */
+    int packed;         /* Q, K, V, O packed by cu_seqlens */
+    int device_tables;  /* block table and offsets in device buffers */
+    const char *what;
+};
+
+/* The device's result in the plain [B, H, Nq, dv] form, rows past a
+ * sequence's length zero (as the padded result has them). */
+struct device_run {
+    void *o;
+    float *lse;
+    clattn_run_info info;
+};
+
+/* Copies row (b, hk, t) of a plain [B, Hkv, N, d] tensor of `rb` bytes per
+ * row to the element index `at` (in rows of d values) of `dst`. */
+static void copy_row(void *dst, size_t at_row, const void *src, size_t src_row, size_t rb)
+{
+    memcpy((char *)dst + at_row * rb, (const char *)src + src_row * rb, rb);
+}
+
+/* Runs the problem on `kernel` in form f; 1 when the kernel does not take
+ * it, else 0 with *r filled. */
+static int run_form(const struct problem *p, const struct form *f, clattn_fused_kernel kernel,
+                    uint32_t splits, struct device_run *r)
+{
+    const clattn_shape *s = &p->s;
+    const size_t B = s->batch, H = s->heads, HK = s->kv_heads, NQ = s->q_len, NK = s->kv_len;
+    const size_t d = s->head_dim, dv = p->dv, e = clattn_dtype_size(s->dtype);
+    const size_t kb = row_bytes(p->o.k_type, s->dtype, d), vb = row_bytes(p->o.v_type, s->dtype, dv);
+    clattn_options o = p->o;
+    o.fused_kernel = kernel;
+    o.path = kernel == CLATTN_FUSED_AUTO ? CLATTN_PATH_NAIVE : CLATTN_PATH_FUSED;
+    o.split_kv = splits;
+    size_t lens_k[8], lens_q[8];
+    for (size_t b = 0; b < B; b++) {
+        lens_k[b] = p->o.kv_lens ? p->o.kv_lens[b] : NK;
+        lens_q[b] = p->o.q_lens ? p->o.q_lens[b] : NQ;
+    }
+    const void *q = p->q, *k = p->k, *v = p->v;
+    void *qd = NULL, *kd = NULL, *vd = NULL, *od = NULL;
+    int32_t table[8 * 300], cu_q[9], cu_k[9];
+    size_t total_q = 0;
+    if (f->page_size) {
+        const size_t P = f->page_size, per = (NK + P - 1) / P;
+        size_t pages = B * per + 3;
+        /* Pages in a scattered order: sequence b's page i at a permuted
+         * place, sequence 1's first page sequence 0's with f->shared. */
+        for (size_t b = 0; b < B; b++)
+            for (size_t i = 0; i < per; i++)
+                table[b * per + i] = (int32_t)((b * per + i) * 7 % (B * per) + 2);
+        if (f->shared && B > 1)
+            table[per] = table[0];
+        kd = calloc(pages * HK * P, kb);
+        vd = calloc(pages * HK * P, vb);
+        assert_true(kd && vd);
+        for (size_t b = 0; b < B; b++)
+            for (size_t hk = 0; hk < HK; hk++)
+                for (size_t j = 0; j < NK; j++) {
+                    if (f->shared && b == 1 && j < P)
+                        continue; /* the shared page holds sequence 0's keys */
+                    const size_t page = (size_t)table[b * per + j / P], slot = j % P;
+                    const size_t at = f->token_major ? (page * P + slot) * HK + hk
+                                                     : (page * HK + hk) * P + slot;
+                    const size_t from = (b * HK + hk) * NK + j;
+                    copy_row(kd, at, k, f->shared && b == 1 && j < P ? from : from, kb);
+                    copy_row(vd, at, v, from, vb);
+                }
+        o.page_size = P;
+        o.num_pages = pages;
+        o.block_table = table;
+        o.block_table_stride = per;
+        if (f->token_major) {
+            o.k_layout = (clattn_layout){ P * HK * d, d, HK * d, 0 };
+            o.v_layout = (clattn_layout){ P * HK * dv, dv, HK * dv, 0 };
+        }
+        k = kd;
+        v = vd;
+    }
+    if (f->packed) {
+        cu_q[0] = cu_k[0] = 0;
+        for (size_t b = 0; b < B; b++) {
+            cu_q[b + 1] = cu_q[b] + (int32_t)lens_q[b];
+            cu_k[b + 1] = cu_k[b] + (int32_t)lens_k[b];
+        }
+        total_q = (size_t)cu_q[B];
+        const size_t tq = total_q ? total_q : 1, tk = cu_k[B] ? (size_t)cu_k[B] : 1;
+        qd = calloc(tq * H * d, e);
+        kd = calloc(tk * HK, kb);
+        vd = calloc(tk * HK, vb);
+        assert_true(qd && kd && vd);
+        for (size_t b = 0; b < B; b++) {
+            for (size_t h = 0; h < H; h++)
+                for (size_t i = 0; i < lens_q[b]; i++) {
+                    const size_t t = (size_t)cu_q[b] + i;
+                    copy_row(qd, f->token_major ? t * H + h : h * tq + t, p->q,
+                             (b * H + h) * NQ + i, d * e);
+                }
+            for (size_t hk = 0; hk < HK; hk++)
+                for (size_t j = 0; j < lens_k[b]; j++) {
+                    const size_t t = (size_t)cu_k[b] + j;
+                    const size_t at = f->token_major ? t * HK + hk : hk * tk + t;
+                    copy_row(kd, at, p->k, (b * HK + hk) * NK + j, kb);
+                    copy_row(vd, at, p->v, (b * HK + hk) * NK + j, vb);
+                }
+        }
+        o.kv_lens = NULL;
+        o.q_lens = NULL;
+        o.cu_seqlens_q = cu_q;
+        o.cu_seqlens_k = cu_k;
+        if (f->token_major) {
+            o.q_layout = o.o_layout = (clattn_layout){ 0, d, H * d, 0 };
+            o.o_layout.head_stride = dv;
+            o.o_layout.token_stride = H * dv;
+            o.k_layout = (clattn_layout){ 0, d, HK * d, 0 };
+            o.v_layout = (clattn_layout){ 0, dv, HK * dv, 0 };
+        }
+        q = qd;
+        k = kd;
+        v = vd;
+    }
+    const size_t rows = B * H * NQ, o_rows = f->packed ? (total_q ? total_q : 1) * H : rows;
+    void *out = malloc(o_rows * dv * e);
+    r->lse = malloc(rows * sizeof *r->lse);
+    assert_true(out && r->lse);
+    memset(out, 0xff, o_rows * dv * e); /* NaN */
+    for (size_t i = 0; i < rows; i++)
+        r->lse[i] = NAN;
+    int rc;
+    if (f->device_tables) {
+        /* The tables in device buffers: clattn_attention_ex_cl. */
+        cl_context cl = clattn_cl_context(ctx);
+        cl_command_queue queue = clattn_cl_queue(ctx);
+        cl_int err;
+        struct { const void *host; size_t bytes; cl_mem m; } t[8] = {
+            { q, f->packed ? (total_q ? total_q : 1) * H * d * e : rows * d * e, NULL },
+            { k, 0, NULL }, { v, 0, NULL }, { NULL, o_rows * dv * e, NULL },
+            { NULL, rows * 4, NULL },
+            { o.block_table, B * o.block_table_stride * 4, NULL },
+            { o.cu_seqlens_q, (B + 1) * 4, NULL }, { o.cu_seqlens_k, (B + 1) * 4, NULL } };
+        t[1].bytes = f->page_size ? o.num_pages * HK * f->page_size * kb
+                                  : f->packed ? (cu_k[B] ? (size_t)cu_k[B] : 1) * HK * kb
+                                              : B * HK * NK * kb;
+        t[2].bytes = t[1].bytes / kb * vb;
+        for (int i = 0; i < 8; i++) {
+            if (i >= 5 && !t[i].host)
+                continue;
+            t[i].m = clCreateBuffer(cl, t[i].host ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR
+                                                  : CL_MEM_READ_WRITE,
+                                    t[i].bytes, (void *)t[i].host, &err);
+            assert_int_equal(err, CL_SUCCESS);
+        }
+        clattn_extras ex = CLATTN_EXTRAS_INIT;
+        ex.lse = t[4].m;
+        ex.block_table = t[5].m;
+        ex.cu_seqlens_q = t[6].m;
+        ex.cu_seqlens_k = t[7].m;
+        if (f->packed) {
+            o.total_q = total_q ? total_q : 1;
+            o.total_k = cu_k[B] ? (size_t)cu_k[B] : 1;
+        }
+        o.block_table = NULL;
+        o.cu_seqlens_q = o.cu_seqlens_k = NULL;
+        assert_int_equal(clEnqueueWriteBuffer(queue, t[3].m, CL_TRUE, 0, t[3].bytes, out, 0,
+                                              NULL, NULL), CL_SUCCESS);
+        rc = clattn_attention_ex_cl(ctx, s, &o, t[0].m, t[1].m, t[2].m, t[3].m, &ex, 0, NULL,
+                                    NULL, &r->info);
+        if (rc == CLATTN_OK) {
+            assert_int_equal(clEnqueueReadBuffer(queue, t[3].m, CL_TRUE, 0, t[3].bytes, out, 0,
+                                                 NULL, NULL), CL_SUCCESS);
+            assert_int_equal(clEnqueueReadBuffer(queue, t[4].m, CL_TRUE, 0, rows * 4, r->lse,
+                                                 0, NULL, NULL), CL_SUCCESS);
+        }
+        for (int i = 0; i < 8; i++)
+            if (t[i].m)
+                clReleaseMemObject(t[i].m);
+    } else {
+        rc = clattn_attention_ex(ctx, s, &o, q, k, v, out, r->lse, &r->info);
+    }
+    free(qd);
+    free(kd);
+    free(vd);
+    (void)od;
+    if (rc == CLATTN_EUNSUPPORTED) {
+        free(out);
+        free(r->lse);
+        return 1;
+    }
+    if (rc < 0)
+        fail_msg("%s [%s]: %s: %s", f->what, clattn_fused_kernel_name(kernel),
+                 clattn_error_name(rc), clattn_last_error_detail());
+    /* Back to the plain form: packed rows to their (b, h, i). */
+    r->o = out;
+    if (f->packed) {
+        r->o = calloc(rows * dv, e);
+        assert_true(r->o);
+        for (size_t b = 0; b < B; b++)
+            for (size_t h = 0; h < H; h++)
+                for (size_t i = 0; i < lens_q[b]; i++) {
+                    const size_t t = (size_t)cu_q[b] + i;
+                    const size_t tq = total_q ? total_q : 1;
+                    copy_row(r->o, (b * H + h) * NQ + i, out,
+                             f->token_major ? t * H + h : h * tq + t, dv * e);
+                }
+        free(out);
+    }
+    return 0;
+}
+
+/* The device's result against the reference of the plain form. */
+static void check_run(const struct problem *p, const struct form *f, const struct device_run *r,
+                      const double *ref, const double *ref_lse)
+{
+    const clattn_shape *s = &p->s;
+    const size_t rows = s->batch * s->heads * s->q_len, n = rows * p->dv;
+    double tol_abs, tol_rel;
+    clattn_tolerance(s->dtype, &tol_abs, &tol_rel);
+    double d2 = 0, r2 = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t row = i / p->dv, b = row / (s->heads * s->q_len), t = row % s->q_len;
+        const size_t q_len = p->o.q_lens ? p->o.q_lens[b] : s->q_len;
+        if (f->packed && t >= q_len)
+            continue; /* a packed sequence has no such row */
+        const double x = out_value(s->dtype, r->o, i);
+        if (isnan(x) != isnan(ref[i]))
+            fail_msg("%s [%s]: element %zu is %g, the reference %g", f->what, r->info.kernel, i,
+                     x, ref[i]);
+        if (isnan(x))
+            continue;
+        const double err = fabs(x - ref[i]);
+        worst = err > worst ? err : worst;
+        d2 += err * err;
+        r2 += ref[i] * ref[i];
+    }
+    const double rel = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+    if (worst > tol_abs || rel > tol_rel)
+        fail_msg("%s [%s, %u splits]: max error %.3g, rel_l2 %.3g (tolerance %.3g, %.3g)",
+                 f->what, r->info.kernel, r->info.splits, worst, rel, tol_abs, tol_rel);
+    for (size_t i = 0; i < rows; i++) {
+        const double x = r->lse[i], want = ref_lse[i];
+        if (isinf(want) ? x != want : !(fabs(x - want) <= 2e-3 * (1 + fabs(want))))
+            fail_msg("%s [%s]: LSE of row %zu is %g, the reference %g", f->what, r->info.kernel,
+                     i, x, want);
+    }
+}
+
+/* The problem in form f on every fused kernel (the portable kernel must
+ * take it), at the library's split and at 3 chunks; the naive path must
+ * refuse what it does not take with CLATTN_EUNSUPPORTED. */
+static void run_everywhere(const struct problem *p, const struct form *f)
+{
+    const clattn_shape *s = &p->s;
+    const size_t rows = s->batch * s->heads * s->q_len;
+    double *ref = malloc(rows * p->dv * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+    assert_true(ref && ref_lse);
+    assert_int_equal(clattn_reference_ex(s, &p->o, p->q, p->k, p->v, ref, ref_lse), CLATTN_OK);
+    static const uint32_t splits[] = { 0, 3 };
+    clattn_kernel_info k;
+    for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
+        for (size_t j = 0; j < 2; j++) {
+            struct device_run r;
+            if (run_form(p, f, k.id, splits[j], &r)) {
+                if (k.id == CLATTN_FUSED_PORTABLE)
+                    fail_msg("%s: the portable kernel does not take it: %s", f->what,
+                             clattn_last_error_detail());
+                break;
+            }
+            check_run(p, f, &r, ref, ref_lse);
+            free(r.o);
+            free(r.lse);
+        }
+    struct device_run r;
+    if (run_form(p, f, CLATTN_FUSED_AUTO, 0, &r) == 0) { /* the naive path took it */
+        check_run(p, f, &r, ref, ref_lse);
+        free(r.o);
+        free(r.lse);
+    }
+    free(ref);
+    free(ref_lse);
+}
+
+static const struct form plain = { 0, 0, 0, 0, 0, "plain" };
+
+static void test_quantized(void **state)
+{
+    (void)state;
+    static const struct {
+        clattn_kv_type k, v;
+        clattn_dtype dt;
+        size_t nq;
+        clattn_causal causal;
+        int per_head;
+        const char *what;
+    } cases[] = {
+        { CLATTN_KV_Q8_0, CLATTN_KV_Q8_0, CLATTN_F16, 1, CLATTN_CAUSAL_NONE, 0, "q8_0 decode" },
+        { CLATTN_KV_Q8_0, CLATTN_KV_Q8_0, CLATTN_F32, 19, CLATTN_CAUSAL_BOTTOM_RIGHT, 0, "q8_0 prefill" },
+        { CLATTN_KV_Q4_0, CLATTN_KV_Q4_0, CLATTN_F16, 2, CLATTN_CAUSAL_TOP_LEFT, 0, "q4_0" },
+        { CLATTN_KV_FP8_E4M3, CLATTN_KV_FP8_E4M3, CLATTN_BF16, 1, CLATTN_CAUSAL_NONE, 1, "fp8 per head" },
+        { CLATTN_KV_FP8_E4M3, CLATTN_KV_FP8_E4M3, CLATTN_F32, 9, CLATTN_CAUSAL_BOTTOM_RIGHT, 0, "fp8" },
+        { CLATTN_KV_Q8_0, CLATTN_KV_Q4_0, CLATTN_F16, 5, CLATTN_CAUSAL_NONE, 0, "K q8_0, V q4_0" },
+        { CLATTN_KV_DTYPE, CLATTN_KV_FP8_E4M3, CLATTN_F16, 3, CLATTN_CAUSAL_NONE, 0, "K f16, V fp8" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct problem p;
+        problem_init(&p, 2, 8, 2, cases[c].nq, 150, 64, 64, cases[c].dt, cases[c].k, cases[c].v,
+                     cases[c].causal, 100 + c);
+        p.o.kv_scale_per_head = cases[c].per_head;
+        p.kv_lens[0] = 150;
+        p.kv_lens[1] = 77;
+        p.o.kv_lens = p.kv_lens;
+        struct form f = plain;
+        f.what = cases[c].what;
+        run_everywhere(&p, &f);
+        problem_free(&p);
+    }
+}
+
+static void test_paged(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t page;
+        int token_major, shared, device;
+        clattn_kv_type type;
+        clattn_causal causal;
+        const char *what;
+    } cases[] = {
+        { 16, 0, 0, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_NONE, "paged 16" },
+        { 16, 1, 1, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 16 token-major, shared" },
+        { 7, 0, 0, 1, CLATTN_KV_DTYPE, CLATTN_CAUSAL_TOP_LEFT, "paged 7, device table" },
+        { 256, 1, 0, 0, CLATTN_KV_Q8_0, CLATTN_CAUSAL_NONE, "paged 256 q8_0" },
+        { 1, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 1 fp8" },
+        { 32, 1, 1, 1, CLATTN_KV_Q4_0, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 32 q4_0 shared, device" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct problem p;
+        problem_init(&p, 4, 4, 2, c % 2 ? 4 : 1, 300, 32, 32, CLATTN_F16, cases[c].type,
+                     cases[c].type, cases[c].causal, 200 + c);
+        /* Lengths 300, 0, 1 and one not a multiple of the page; a shared
+         * first page needs sequence 1 as long as that page. */
+        p.kv_lens[0] = 300;
+        p.kv_lens[1] = cases[c].shared ? 300 : 0;
+        p.kv_lens[2] = 1;
+        p.kv_lens[3] = 173;
+        p.o.kv_lens = p.kv_lens;
+        if (cases[c].shared) { /* sequence 1 reads sequence 0's first page */
+            const size_t kb = row_bytes(cases[c].type, CLATTN_F16, 32);
+            for (size_t hk = 0; hk < 2; hk++)
+                for (size_t j = 0; j < cases[c].page; j++) {
+                    copy_row(p.k, (1 * 2 + hk) * 300 + j, p.k, (0 * 2 + hk) * 300 + j, kb);
+                    copy_row(p.v, (1 * 2 + hk) * 300 + j, p.v, (0 * 2 + hk) * 300 + j, kb);
+                }
+        }
+        const struct form f = { cases[c].page, cases[c].token_major, cases[c].shared, 0,
+                                cases[c].device, cases[c].what };
+        run_everywhere(&p, &f);
+        problem_free(&p);
+    }
+}
+
+static void test_packed(void **state)
+{
+    (void)state;
+    static const struct {
+        int token_major, device;
+        clattn_causal causal;
+        clattn_kv_type type;
+        int window;
+        const char *what;
+    } cases[] = {
+        { 1, 0, CLATTN_CAUSAL_BOTTOM_RIGHT, CLATTN_KV_DTYPE, 0, "packed [total, H, d]" },
+        { 0, 1, CLATTN_CAUSAL_TOP_LEFT, CLATTN_KV_DTYPE, 0, "packed head-major, device" },
+        { 1, 1, CLATTN_CAUSAL_NONE, CLATTN_KV_Q8_0, 1, "packed q8_0, window, softcap" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct problem p;
+        problem_init(&p, 4, 6, 3, 21, 90, 32, 32, CLATTN_F32, cases[c].type, cases[c].type,
+                     cases[c].causal, 300 + c);
+        static const uint32_t q_lens[4] = { 21, 0, 1, 13 }, kv_lens[4] = { 90, 0, 33, 60 };
+        memcpy(p.q_lens, q_lens, sizeof q_lens);
+        memcpy(p.kv_lens, kv_lens, sizeof kv_lens);
+        p.o.q_lens = p.q_lens;
+        p.o.kv_lens = p.kv_lens;
+        if (cases[c].window) {
+            p.o.window_left = 9;
+            p.o.window_right = 4;
+            p.o.softcap = 0.7f;
+        }
+        const struct form f = { 0, cases[c].token_major, 0, 1, cases[c].device, cases[c].what };
+        run_everywhere(&p, &f);
+        problem_free(&p);
+    }
+}
+
+/* The reference's own paging and packing: bit for bit its plain form's. */
+static void test_reference_forms(void **state)
+{
+    (void)state;
+    struct problem p;
+    problem_init(&p, 2, 2, 1, 3, 40, 32, 32, CLATTN_F32, CLATTN_KV_Q8_0, CLATTN_KV_Q8_0,
+                 CLATTN_CAUSAL_BOTTOM_RIGHT, 400);
+    p.kv_lens[0] = 40;
+    p.kv_lens[1] = 17;
+    p.o.kv_lens = p.kv_lens;
+    const size_t rows = 2 * 2 * 3 * 32, kb = row_bytes(CLATTN_KV_Q8_0, CLATTN_F32, 32);
+    double plain_o[2 * 2 * 3 * 32], paged_o[2 * 2 * 3 * 32];
+    assert_int_equal(clattn_reference(&p.s, &p.o, p.q, p.k, p.v, plain_o), CLATTN_OK);
+    /* Pages of 8 keys, [num_pages, Hkv, 8, d], in reverse order. */
+    const size_t P = 8, per = 5, pages = 10;
+    int32_t table[10];
+    char *kd = calloc(pages * P, kb), *vd = calloc(pages * P, kb);
+    assert_true(kd && vd);
+    for (size_t b = 0; b < 2; b++)
+        for (size_t i = 0; i < per; i++)
+            table[b * per + i] = (int32_t)(pages - 1 - (b * per + i));
+    for (size_t b = 0; b < 2; b++)
+        for (size_t j = 0; j < 40; j++) {
+            const size_t at = (size_t)table[b * per + j / P] * P + j % P;
+            copy_row(kd, at, p.k, b * 40 + j, kb);
+            copy_row(vd, at, p.v, b * 40 + j, kb);
+        }
+    clattn_options o = p.o;
+    o.page_size = P;
+    o.num_pages = pages;
+    o.block_table = table;
+    assert_int_equal(clattn_reference(&p.s, &o, p.q, kd, vd, paged_o), CLATTN_OK);
+    assert_memory_equal(plain_o, paged_o, rows * sizeof(double));
+    /* An entry outside the pages is refused, as a device call refuses it. */
+    table[6] = 10;
+    assert_int_equal(clattn_reference(&p.s, &o, p.q, kd, vd, paged_o), CLATTN_EINVAL);
+    uint16_t out[2 * 2 * 3 * 32];
+    clattn_shape s16 = p.s;
+    (void)s16;
+    float of[2 * 2 * 3 * 32];
+    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, kd, vd, of, NULL), CLATTN_EINVAL);
+    (void)out;
+    free(kd);
+    free(vd);
+    problem_free(&p);
+}
+
+/* Bad cache arguments: clear errors, nothing run. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    struct problem p;
+    problem_init(&p, 2, 2, 1, 1, 64, 32, 32, CLATTN_F32, CLATTN_KV_Q8_0, CLATTN_KV_Q8_0,
+                 CLATTN_CAUSAL_NONE, 500);
+    float out[2 * 2 * 32];
+    clattn_options o = p.o;
+    clattn_shape s = p.s;
+    s.head_dim = 48; /* not a multiple of q8_0's block */
+    o.head_dim_v = 0;
+    assert_int_equal(clattn_attention(ctx, &s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    o.k_type = (clattn_kv_type)9;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    static int32_t cu[3] = { 0, 40, 64 };
+    o.cu_seqlens_k = cu;
+    o.kv_lens = p.kv_lens; /* packed keys take no kv_lens */
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    static int32_t bad[3] = { 0, 70, 64 }; /* past Nk, then decreasing */
+    o.cu_seqlens_k = bad;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    o.page_size = 16; /* without a block table */
+    o.num_pages = 8;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    float bad_scale = -1.0f;
+    o.k_type = CLATTN_KV_FP8_E4M3;
+    o.k_scale = &bad_scale;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    o = p.o;
+    o.path = CLATTN_PATH_NAIVE;
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL),
+                     CLATTN_EUNSUPPORTED);
+    o = p.o;
+    o.k_layout.token_stride = 40; /* not a multiple of the block's 32 values */
+    assert_int_equal(clattn_attention(ctx, &p.s, &o, p.q, p.k, p.v, out, NULL), CLATTN_EINVAL);
+    problem_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantized),       cmocka_unit_test(test_paged),
+        cmocka_unit_test(test_packed),          cmocka_unit_test(test_reference_forms),
+        cmocka_unit_test(test_refusals),
+    };
+    return DEVICE_SUITE_MAIN(&ctx, tests);
+}
