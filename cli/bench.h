@@ -15,6 +15,7 @@
 #include "clattn/clattn.h"
 #include "clattn/device.h"
 #include "cli.h"
+#include "kvcache.h"
 #include "options.h"
 #include "variant.h"
 
@@ -63,6 +64,7 @@ typedef struct bench_config {
                             * window and d_v; each row sets its own mask and path, and
                             * each case's inputs carry the variant's tensors */
     int has_variant;       /* a variant option was given */
+    int has_cache;         /* a KV cache form was asked for (kvcache.h) */
 } bench_config;
 
 /* The device and the ceilings the predictions use. */
@@ -96,6 +98,7 @@ typedef struct bench_row {
     clattn_path path;
     const clattn_options *opts;  /* the call's kernel, split, lengths and parameters */
     const uint32_t *kv_lens;     /* B per-sequence lengths, NULL: Nk for all */
+    const uint32_t *q_lens;      /* B per-sequence query counts, NULL: Nq for all */
     size_t block_m, block_n;     /* the fused kernel's tiles (clattn_plan_fused) */
     uint32_t planned_splits;     /* the fused plan's key chunks per sequence */
     uint32_t splits;             /* run_info.splits of the run, 0 if not run */
@@ -180,11 +183,18 @@ const char *bench_preset_names(void);
 typedef struct bench_inputs {
     clattn_shape shape;
     size_t head_dim_v;             /* V's and O's columns */
-    void *q, *k, *v;               /* host copies, shape.dtype */
+    void *q, *k, *v;               /* host copies, shape.dtype (K and V in the cache's
+                                    * types, plain, once it is made) */
     cl_mem dq, dk, dv, dout;       /* device buffers */
-    size_t q_bytes, kv_bytes, v_bytes, o_bytes;
+    size_t q_bytes, kv_bytes, v_bytes, o_bytes; /* device bytes; o_bytes: the plain O's */
+    size_t dout_bytes;             /* O's on the device (packed: its rows alone) */
+    cl_mem dcheck;                 /* the plain O the check reads (packed runs), or NULL:
+                                    * dout */
     cli_variant_data variant;      /* the variant's tensors for this shape */
     clattn_options opts;           /* the config's options pointing at them */
+    int cached;                    /* the cache's forms were made: */
+    cli_cache_data cache;          /* ... the device's (pages, packed, scales) */
+    clattn_options ref_opts;       /* ... and the reference's options for in->k, in->v */
 } bench_inputs;
 
 /* Fills the model's device figures from the ceilings. */
@@ -205,6 +215,14 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_dim_v,
                       uint64_t seed, bench_inputs *in, char *detail, size_t cap);
 void bench_inputs_free(bench_inputs *in);
+
+/* The KV cache's forms of the inputs (the config's --kv-type, --page-size,
+ * --packed): K and V quantized on the host (the reference's copies replaced
+ * by them), the device's form uploaded in place of the plain buffers, and
+ * in->opts (the config's, variant tensors included) pointing at it. 0, or a
+ * library code with `detail` written. */
+int bench_inputs_cache(clattn_ctx *ctx, const bench_config *cfg, bench_inputs *in,
+                       char *detail, size_t cap);
 
 /* Runs one predicted row: a poisoned verification run (which also builds the
  * kernels), the check, then timed repetitions. Returns CLATTN_EDEVLOST when

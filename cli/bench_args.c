@@ -26,7 +26,11 @@ static void usage(const cli_command *cmd, FILE *f)
             "predicted, the causal speedup vs the model's tile count, and a check against\n"
             "the CPU reference (max_abs, rel_l2, ok/FAIL). Plain `clattn bench` is\n"
             "--preset seed; sizes not given are the seed's: B=8 H=32 d=128, N =\n"
-            "1024,4096,16384, Nq = Nk, Hkv = H.\n"
+            "1024,4096,16384, Nq = Nk, Hkv = H. A KV cache form (--kv-type, --k-type,\n"
+            "--v-type, --page-size, --packed) quantizes the drawn K and V, scatters them\n"
+            "into pages or packs the batch by --q-lens and --kv-lens; the model counts the\n"
+            "cache's bytes and the check reads the same quantized K and V (fused rows\n"
+            "only, unless --path asks for naive ones, which refuse the cache).\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -118,7 +122,8 @@ static const cli_default bench_defaults[] = {
 static const cli_command bench_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_SIZES | CLI_LENS | CLI_DTYPE | CLI_CAUSAL | CLI_MASKS |
              CLI_PATH | CLI_PATHS | CLI_KERNEL | CLI_KV_LENS | CLI_SPLIT_KV | CLI_PARAMS |
-             CLI_SEED | CLI_JSON | CLI_CSV | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
+             CLI_SEED | CLI_JSON | CLI_CSV | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS |
+             CLI_CACHE | CLI_Q_LENS,
     own_options, CLI_COUNT(own_options), set_option, usage, bench_defaults,
 };
 
@@ -178,6 +183,9 @@ static int resolve_cases(const cli_call *call, const bench_preset *p, bench_conf
         if (rc == 0)
             rc = cli_check_kv_lens(CMD, call, c->cases[i].shape.batch, kv_len, "a row",
                                    CLI_EXIT_USAGE);
+        if (rc == 0)
+            rc = cli_check_q_lens(CMD, call, c->cases[i].shape.batch, c->cases[i].shape.q_len,
+                                  "a row", CLI_EXIT_USAGE);
         if (rc)
             return rc;
     }
@@ -262,7 +270,9 @@ int bench_resolve_config(const bench_args *a, int is_gpu, bench_config *c)
     /* The naive path takes no variant, nor bf16: only fused rows unless
      * --path asks for naive ones (which then say why they did not run). */
     c->has_variant = cli_variant_any(&call->variant);
-    if (!call->paths && (c->has_variant || c->dtype == CLATTN_BF16))
+    c->has_cache = cli_cache_any(&call->cache);
+    if (!call->paths && (c->has_variant || c->has_cache || call->q_lens ||
+                         c->dtype == CLATTN_BF16))
         c->paths = CLI_PATH_BIT(CLATTN_PATH_FUSED);
     c->target_seconds = a->reps_seconds >= 0 ? a->reps_seconds : is_gpu ? 1.0 : 0.2;
     clattn_default_options(&c->opts);

@@ -194,18 +194,22 @@ static double full_work(const clattn_shape *s, const uint32_t *kv_lens)
 }
 
 /* The reference's options: the row's, variant included. */
-static void reference_options(const bench_row *row, clattn_options *opts)
+static void reference_options(const bench_inputs *in, const bench_row *row,
+                              clattn_options *opts)
 {
-    *opts = *row->opts;
+    *opts = in->cached ? in->ref_opts : *row->opts; /* a cache: its plain form */
     opts->causal = row->causal;
     opts->kv_lens = row->kv_lens;
+    opts->q_lens = row->q_lens;
 }
 
+/* A variant, a cache's types or per-sequence queries: no sub-problem of
+ * plain rows reproduces a row, which is then its own reference. */
 static int has_variant(const bench_inputs *in, const bench_row *row)
 {
     char what[256];
     cli_variant_describe(&in->shape, row->opts, what, sizeof what);
-    return what[0] != '\0';
+    return what[0] != '\0' || in->cached || row->q_lens;
 }
 
 static int compute_reference(const bench_inputs *in, const bench_row *row, bench_check_mode mode)
@@ -220,7 +224,7 @@ static int compute_reference(const bench_inputs *in, const bench_row *row, bench
     cache.full = mode == BENCH_CHECK_FULL ||
                  (mode == BENCH_CHECK_AUTO && full_work(s, row->kv_lens) <= FULL_CHECK_WORK);
     clattn_options opts;
-    reference_options(row, &opts);
+    reference_options(in, row, &opts);
     if (cache.full) {
         cache.ref = malloc(rows_all * dv * sizeof *cache.ref);
         cache.lse = malloc(rows_all * sizeof *cache.lse);
@@ -305,7 +309,7 @@ static int check_full(clattn_ctx *ctx, const bench_inputs *in, bench_row *row)
     void *out = malloc(in->o_bytes);
     if (!out)
         return CLATTN_ENOMEM;
-    int rc = read_output(ctx, in->dout, 0, in->o_bytes, out);
+    int rc = read_output(ctx, in->dcheck ? in->dcheck : in->dout, 0, in->o_bytes, out);
     const clattn_shape os = o_shape(in);
     if (rc == CLATTN_OK)
         rc = clattn_compare(&os, out, cache.ref, &row->max_abs, &row->rel_l2, &row->nan_count);
@@ -334,7 +338,8 @@ static int check_samples(clattn_ctx *ctx, const bench_inputs *in, bench_row *row
     for (size_t i = 0; i < cache.n_samples && rc == CLATTN_OK; i++) {
         const struct sample *x = &cache.samples[i];
         const double *ref = cache.ref + i * per;
-        rc = read_output(ctx, in->dout, q_offset(s, x, 0) / s->head_dim * dv * e, per * e, out);
+        rc = read_output(ctx, in->dcheck ? in->dcheck : in->dout,
+                         q_offset(s, x, 0) / s->head_dim * dv * e, per * e, out);
         if (rc < 0)
             break;
         clattn_shape sub = { .batch = 1, .heads = 1, .kv_heads = 1, .q_len = rows,

@@ -127,6 +127,12 @@ void bench_print_header(FILE *f, const bench_config *cfg, const bench_device *de
     fprintf(f, "clattn %s bench on %s (%s), driver %s, %s\n", clattn_version(), dev->name,
             dev->is_gpu ? "GPU" : "not a GPU", dev->driver, dev->version);
     print_cases(f, cfg);
+    if (cfg->has_cache) {
+        char what[128];
+        cli_cache_describe(&cfg->args->call.cache, &cfg->cases[0].shape, what, sizeof what);
+        fprintf(f, "KV cache: %s (K and V quantized on the host, fp8 scaled by the largest "
+                "magnitude over 448; the check reads the same values)\n", what);
+    }
     if (cfg->preset_note[0])
         fprintf(f, "preset %s: %s\n", cfg->preset, cfg->preset_note);
     if (dev->ceilings_note[0])
@@ -445,6 +451,10 @@ static void json_config(struct json *j, const bench_config *cfg, const bench_dev
         json_close(j, '}');
     }
     const bench_args *a = cfg->args;
+    if (cfg->has_cache || a->call.q_lens) {
+        cli_cache_json(j, &a->call.cache, &cfg->cases[0].shape, NULL);
+        json_u32_list(j, "q_lens", a->call.q_lens, a->call.n_q_lens);
+    }
     json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
     json_u64(j, "split_kv", a->call.split_kv);
     json_open(j, "paths", '[');

@@ -53,7 +53,10 @@ static void row_options(const bench_row *row, clattn_options *opts)
     *opts = *row->opts;
     opts->causal = row->causal;
     opts->path = row->path;
-    opts->kv_lens = row->kv_lens;
+    if (!opts->cu_seqlens_k) /* packed keys have their lengths in the offsets */
+        opts->kv_lens = row->kv_lens;
+    if (!opts->cu_seqlens_q)
+        opts->q_lens = row->q_lens;
 }
 
 /* The fused plan as the model takes it: the kernel packs the H / Hkv query
@@ -82,6 +85,8 @@ int bench_predict_row(clattn_ctx *ctx, const bench_config *cfg, const bench_devi
     int rc = cli_variant_model("bench", &cfg->args->call, &row->shape, &variant, &opts);
     if (rc)
         return CLATTN_EINVAL;
+    const cli_call *call = &cfg->args->call;
+    cli_cache_plan_options(&call->cache, &row->shape, row->kv_lens, row->q_lens, &opts);
     clattn_fused_plan plan;
     rc = clattn_plan_fused(ctx, &row->shape, &opts, &plan);
     if (rc < 0)
@@ -94,7 +99,9 @@ int bench_predict_row(clattn_ctx *ctx, const bench_config *cfg, const bench_devi
     clattn_model_device md;
     bench_model_device(dev, &md);
     clattn_prediction pred;
-    rc = clattn_model_predict_variant(&problem, &variant, &md, &pred);
+    clattn_model_cache cache;
+    cli_cache_model(&call->cache, &row->shape, row->q_lens, &cache);
+    rc = clattn_model_predict_cache(&problem, &variant, &cache, &md, &pred, NULL);
     if (rc < 0)
         return rc;
     const int fused = row->path == CLATTN_PATH_FUSED;
@@ -147,8 +154,9 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 
 void bench_inputs_free(bench_inputs *in)
 {
-    cl_mem *bufs[] = { &in->dout, &in->dv, &in->dk, &in->dq };
+    cl_mem *bufs[] = { &in->dcheck, &in->dout, &in->dv, &in->dk, &in->dq };
     cli_variant_free(&in->variant);
+    cli_cache_free(&in->cache);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i])
             clReleaseMemObject(*bufs[i]);
@@ -173,6 +181,7 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_di
     in->kv_bytes = clattn_shape_kv_elems(shape) * e;
     in->v_bytes = in->kv_bytes / shape->head_dim * dv;
     in->o_bytes = in->q_bytes / shape->head_dim * dv;
+    in->dout_bytes = in->o_bytes;
     in->q = malloc(in->q_bytes);
     in->k = malloc(in->kv_bytes);
     in->v = malloc(in->v_bytes);
@@ -218,6 +227,87 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_di
         }
     }
     return CLATTN_OK;
+}
+
+/* A new device buffer of `bytes` holding `host`; NULL on failure, *err set. */
+static cl_mem upload_buffer(cl_context cl, const void *host, size_t bytes, cl_int *err)
+{
+    return clCreateBuffer(cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                          (void *)host, err);
+}
+
+int bench_inputs_cache(clattn_ctx *ctx, const bench_config *cfg, bench_inputs *in,
+                       char *detail, size_t cap)
+{
+    const cli_call *call = &cfg->args->call;
+    in->ref_opts = in->opts;
+    if (!cfg->has_cache)
+        return CLATTN_OK;
+    in->cached = 1;
+    int rc = cli_cache_make(&call->cache, &in->shape, in->head_dim_v, in->q, in->k, in->v,
+                            call->kv_lens, call->q_lens, &in->cache, &in->ref_opts, &in->opts);
+    if (rc < 0) {
+        snprintf(detail, cap, "the KV cache: %s", clattn_last_error_detail());
+        return rc;
+    }
+    cli_cache_data *d = &in->cache;
+    /* The reference reads K and V quantized, plain: they replace the drawn ones. */
+    if (d->k) {
+        free(in->k);
+        in->k = d->k;
+        d->k = NULL;
+    }
+    if (d->v) {
+        free(in->v);
+        in->v = d->v;
+        d->v = NULL;
+    }
+    /* The device's form in place of the plain buffers. */
+    cl_context cl = clattn_cl_context(ctx);
+    cl_int err = CL_SUCCESS;
+    struct { cl_mem *buf; const void *host; size_t bytes; size_t *size; } up[] = {
+        { &in->dq, d->dq, d->q_bytes, &in->q_bytes },
+        { &in->dk, d->dk ? d->dk : in->k, d->kd_bytes, &in->kv_bytes },
+        { &in->dv, d->dv ? d->dv : in->v, d->vd_bytes, &in->v_bytes },
+        { &in->dout, NULL, d->o_bytes, &in->dout_bytes },
+    };
+    for (size_t i = 0; i < sizeof up / sizeof up[0] && err == CL_SUCCESS; i++) {
+        if (i == 0 && !d->dq)
+            continue; /* Q as drawn */
+        clReleaseMemObject(*up[i].buf);
+        *up[i].buf = upload_buffer(cl, up[i].host, up[i].bytes, &err);
+        *up[i].size = up[i].bytes;
+    }
+    if (err == CL_SUCCESS && d->cu_q)
+        in->dcheck = upload_buffer(cl, NULL, in->o_bytes, &err);
+    if (err != CL_SUCCESS) {
+        snprintf(detail, cap, "uploading the KV cache: OpenCL error %d", (int)err);
+        return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                   ? CLATTN_EOOM : CLATTN_ECL;
+    }
+    return CLATTN_OK;
+}
+
+/* A packed O, read back and put in its plain form for the check. */
+static int unpack_output(clattn_ctx *ctx, bench_inputs *in)
+{
+    if (!in->dcheck)
+        return CLATTN_OK;
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    void *packed = malloc(in->dout_bytes), *plain = malloc(in->o_bytes);
+    cl_int err = packed && plain ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(queue, in->dout, CL_TRUE, 0, in->dout_bytes, packed, 0, NULL,
+                                  NULL);
+    if (err == CL_SUCCESS) {
+        cli_cache_unpack_o(&in->cache, &in->shape, in->head_dim_v, packed, plain);
+        err = clEnqueueWriteBuffer(queue, in->dcheck, CL_TRUE, 0, in->o_bytes, plain, 0, NULL,
+                                   NULL);
+    }
+    free(packed);
+    free(plain);
+    return err == CL_SUCCESS ? CLATTN_OK : err == CL_OUT_OF_HOST_MEMORY ? CLATTN_ENOMEM
+                                                                        : CLATTN_EDEVLOST;
 }
 
 /* The run failed: record why. A lost context ends the whole bench. */
@@ -314,7 +404,8 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     /* All-ones bytes are NaN in fp32 and fp16: an element the run fails to
      * write shows up in the check. */
     const cl_uchar poison = 0xff;
-    cl_int err = clEnqueueFillBuffer(queue, in->dout, &poison, 1, 0, in->o_bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueFillBuffer(queue, in->dout, &poison, 1, 0, in->dout_bytes, 0, NULL,
+                                     NULL);
     if (err == CL_SUCCESS)
         err = clFinish(queue);
     if (err != CL_SUCCESS) {
@@ -324,11 +415,13 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
     }
     clattn_run_info info;
     int rc = call_once(ctx, &opts, in, &info);
+    if (rc == 0)
+        rc = unpack_output(ctx, in);
     if (rc < 0)
         return record_failure(row, rc);
     snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
     row->splits = info.splits;
-    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->o_bytes +
+    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->dout_bytes +
                          in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
     if (info.predicted_peak_bytes)
         row->mem_predicted = info.predicted_peak_bytes;

@@ -83,6 +83,8 @@ static size_t build_rows(const bench_config *c, const bench_case *cases, size_t 
                 r->path = path;
                 r->opts = &c->opts;
                 r->kv_lens = kv_lens;
+                /* The lengths given are the run's cases' (model-only rows have none). */
+                r->q_lens = cases == c->cases ? c->args->call.q_lens : NULL;
             }
     return n;
 }
@@ -144,6 +146,8 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
         snprintf(detail, sizeof detail, "the variant's inputs could not be made (see above)");
         rc = CLATTN_EINVAL;
     }
+    if (rc == 0)
+        rc = bench_inputs_cache(ctx, cfg, &in, detail, sizeof detail);
     if (rc < 0) {
         /* Out of memory confirms a prediction; anywhere else it is an error. */
         for (size_t i = 0; i < n; i++)

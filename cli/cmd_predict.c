@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "efficiency.h"
 #include "commands.h"
+#include "kvcache.h"
 #include "outfile.h"
 #include "predict.h"
 #include "variant.h"
@@ -136,6 +137,37 @@ static clattn_model_device model_device(const struct predict_figures *f)
 
 /* ------------------------------------------------------------ predictions */
 
+/* The device's fused plan for problem p (its shape, mask and lengths, the
+ * row's variant and the call's cache, `q_lens` the queries) into p's tiles
+ * and split, its kernel into `kernel`; 1 when planned, 0 when not. */
+static int plan_problem(const struct predict_args *a, clattn_ctx *ctx,
+                        const struct predict_row *r, clattn_model_problem *p,
+                        const uint32_t *q_lens, char *kernel, size_t cap)
+{
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = p->causal;
+    opts.split_kv = a->split_kv;
+    opts.kv_lens = p->kv_lens;
+    opts.q_lens = q_lens;
+    opts.softcap = r->vopts.softcap;
+    opts.window_left = r->vopts.window_left;
+    opts.window_right = r->vopts.window_right;
+    opts.head_dim_v = r->vopts.head_dim_v;
+    opts.alibi_slopes = r->vopts.alibi_slopes;
+    opts.sinks = r->vopts.sinks;
+    opts.mask = r->vopts.mask;
+    opts.score_mod = r->vopts.score_mod;
+    opts.mask_mod = r->vopts.mask_mod;
+    cli_cache_plan_options(&a->call.cache, &p->shape, p->kv_lens, q_lens, &opts);
+    clattn_fused_plan plan;
+    if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) != CLATTN_OK)
+        return 0;
+    snprintf(kernel, cap, "fused/%s", clattn_fused_kernel_name(plan.kernel));
+    cli_model_tiles(&plan, p);
+    return 1;
+}
+
 /* The fused tiles and split: given, else the device's plan, else 64 x 64
  * and --split-kv (none without it). The plan's BLOCK_M packs the H / Hkv
  * query heads of a KV head; the model's block_m counts one head's rows. */
@@ -148,29 +180,8 @@ static void choose_plan(const struct predict_args *a, clattn_ctx *ctx, struct pr
     p->splits = a->split_kv;
     r->tiles_source = a->preset ? "preset" : "default";
     r->splits_source = a->split_given ? "given" : "none";
-    if (ctx) {
-        clattn_options opts;
-        clattn_default_options(&opts);
-        opts.causal = p->causal;
-        opts.split_kv = a->split_kv;
-        opts.kv_lens = p->kv_lens;
-        opts.softcap = r->vopts.softcap;
-        opts.window_left = r->vopts.window_left;
-        opts.window_right = r->vopts.window_right;
-        opts.head_dim_v = r->vopts.head_dim_v;
-        opts.alibi_slopes = r->vopts.alibi_slopes;
-        opts.sinks = r->vopts.sinks;
-        opts.mask = r->vopts.mask;
-        opts.score_mod = r->vopts.score_mod;
-        opts.mask_mod = r->vopts.mask_mod;
-        clattn_fused_plan plan;
-        if (clattn_plan_fused(ctx, &p->shape, &opts, &plan) == CLATTN_OK) {
-            snprintf(r->kernel[1], sizeof r->kernel[1], "fused/%s",
-                     clattn_fused_kernel_name(plan.kernel));
-            cli_model_tiles(&plan, p);
-            r->tiles_source = r->splits_source = "device";
-        }
-    }
+    if (ctx && plan_problem(a, ctx, r, p, a->call.q_lens, r->kernel[1], sizeof r->kernel[1]))
+        r->tiles_source = r->splits_source = "device";
     if (a->block_m || a->block_n)
         r->tiles_source = "given";
     if (a->block_m)
@@ -198,6 +209,47 @@ static void expect_times(clattn_ctx *ctx, struct predict_row *r)
                                                     &r->efficiency[k]);
 }
 
+/* --layers: a decoding step of the row's batch (Nq = --q-len, else 1) over
+ * its Nk keys of context, planned as the device would run it, and what
+ * fits in --free bytes (else the capacity); the step's time to expect from
+ * the step kernel's recorded efficiency. */
+static int serving_row(const struct predict_args *a, clattn_ctx *ctx,
+                       const clattn_model_device *dev, struct predict_row *r)
+{
+    clattn_model_problem *sp = &r->step;
+    *sp = r->problem;
+    sp->shape.q_len = a->q_len ? a->q_len : 1;
+    r->step_kernel[0] = '\0';
+    r->step_tiles_source = r->tiles_source;
+    r->step_efficiency = r->step_expected_s = 0;
+    if (sp->shape.q_len != r->problem.shape.q_len) {
+        sp->splits = a->split_kv;
+        if (ctx && plan_problem(a, ctx, r, sp, NULL, r->step_kernel, sizeof r->step_kernel))
+            r->step_tiles_source = "device";
+        if (a->block_m)
+            sp->block_m = a->block_m;
+        if (a->block_n)
+            sp->block_n = a->block_n;
+    } else {
+        snprintf(r->step_kernel, sizeof r->step_kernel, "%s", r->kernel[1]);
+    }
+    clattn_model_cache sc = r->cache;
+    sc.q_lens = NULL; /* the step's queries are Nq each */
+    r->free = a->free.source != CLATTN_SRC_NONE && a->free.value > 0 ? a->free : r->free;
+    int rc = clattn_model_kv_capacity(sp, &r->variant, &sc, a->layers,
+                                      (uint64_t)r->free.value, dev, &r->capacity);
+    if (rc < 0)
+        return rc;
+    clattn_path_estimate est;
+    memset(&est, 0, sizeof est);
+    est.time_s = r->capacity.layer_time_s;
+    est.bound = r->capacity.bound;
+    r->step_expected_s = (double)a->layers *
+                         efficiency_expected_time(ctx, r->step_kernel, sp->shape.dtype,
+                                                  sp->shape.head_dim, &est, &r->step_efficiency);
+    return CLATTN_OK;
+}
+
 /* One row: its variant (a mask file must fit the row's shape: a usage
  * error, returned positive), its plan and its predictions (a negative
  * library code for a shape the model refuses). */
@@ -216,10 +268,14 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     if (rc)
         return rc;
     choose_plan(a, ctx, r);
-    rc = clattn_model_predict_variant(&r->problem, &r->variant, dev, &r->pred);
+    cli_cache_model(&a->call.cache, &r->problem.shape, a->call.q_lens, &r->cache);
+    rc = clattn_model_predict_cache(&r->problem, &r->variant, &r->cache, dev, &r->pred,
+                                    &r->cache_est);
     if (rc < 0)
         return rc;
     expect_times(ctx, r);
+    if (a->layers && (rc = serving_row(a, ctx, dev, r)) < 0)
+        return rc;
     const uint64_t mask_e = r->variant.mask_kind == CLATTN_MASK_NONE ? 0
                             : r->variant.mask_kind == CLATTN_MASK_BOOL
                                 ? 1 : clattn_dtype_size(r->variant.mask_dtype);
@@ -227,7 +283,7 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     clattn_model_problem what_if = r->problem;
     if (what_if.causal == CLATTN_CAUSAL_NONE)
         what_if.causal = CLATTN_CAUSAL_TOP_LEFT;
-    return clattn_model_predict_variant(&what_if, &r->variant, dev, &r->causal);
+    return clattn_model_predict_cache(&what_if, &r->variant, &r->cache, dev, &r->causal, NULL);
 }
 
 /* A limit whose figure is unknown stays unknown; other failures are errors. */
@@ -255,13 +311,15 @@ static int compute_limits(const struct predict_args *a, const clattn_model_devic
 
 /* Predicts every row before printing, so a bad shape prints nothing else. */
 static int predict_all(const struct predict_args *a, clattn_ctx *ctx,
-                       const clattn_model_device *dev, struct predict_row *rows, size_t *n)
+                       const clattn_model_device *dev, const struct predict_figures *f,
+                       struct predict_row *rows, size_t *n)
 {
     int rc = 0;
     *n = a->nq ? 1 : a->n_lens;
     for (size_t i = 0; i < *n && rc == 0; i++) {
         size_t nk = a->nq ? a->nk : a->lens[i];
         size_t nq = a->nq ? a->nq : a->q_len ? a->q_len : nk;
+        rows[i].free = f->capacity; /* the cache's memory unless --free says */
         rc = model_row(a, ctx, dev, nq, nk, &rows[i]);
     }
     return rc;
@@ -296,7 +354,7 @@ int cmd_predict(int argc, char **argv)
         return 1;
     }
     clattn_model_device dev = model_device(&figs);
-    int rc = predict_all(&args, ctx, &dev, rows, &n_rows);
+    int rc = predict_all(&args, ctx, &dev, &figs, rows, &n_rows);
     if (rc == 0)
         rc = compute_limits(&args, &dev, &limits);
     if (rc > 0) {

@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
+#include "kvcache.h"
 #include "launches.h"
 #include "npy.h"
 #include "options.h"
@@ -43,6 +44,10 @@ typedef struct run_args {
     cli_call call;       /* the shared options: device, mask, path, kernel, ... */
     clattn_options opts;
     cli_variant_data variant; /* the variants' tensors and snippets, once loaded */
+    int check;           /* --check: O against the CPU reference */
+    int cached;          /* a cache form was asked for (--kv-type, --page-size, --packed) */
+    cli_cache_data cache; /* its inputs, once made */
+    clattn_options ref_opts; /* the reference's options: the plain form of the same data */
 } run_args;
 
 typedef struct run_inputs {
@@ -55,6 +60,10 @@ typedef struct run_result {
     char device[256];
     clattn_run_info info;
     double build, upload, device_s, download, total; /* seconds */
+    int checked;          /* --check ran: */
+    double max_abs, rel_l2, tol_abs, tol_rel;
+    size_t nan_count;
+    int check_ok;
 } run_result;
 
 static void usage(const cli_command *cmd, FILE *f)
@@ -70,6 +79,12 @@ static void usage(const cli_command *cmd, FILE *f)
             "the inputs' dtype. The variants (--softcap, --window, --alibi, --sinks,\n"
             "--mask, --score-mod, --mask-mod) apply in that order to each score; the\n"
             "naive path takes none of them, nor bf16 or dv != d (auto runs fused).\n"
+            "A KV cache form (--kv-type, --k-type, --v-type, --page-size, --packed) is\n"
+            "made from the files: K and V quantized (fp8 scaled by the tensor's largest\n"
+            "magnitude over 448), scattered into pages through a block table of its own,\n"
+            "or Q, K, V packed by --q-lens and --kv-lens; O.npy is the plain [B, H, Nq,\n"
+            "dv] either way (packed rows past a sequence's queries zero). --check\n"
+            "compares O with the CPU reference on the same (quantized) K and V.\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -118,6 +133,10 @@ static const cli_option own_options[] = {
     CLI_VALUE("scale", "S", OPT_SCALE, "score scale (default 1/sqrt(d))"),
     CLI_FLAG("allow-oom", run_args, opts.allow_oom,
              "run even when the chosen path is predicted not\nto fit"),
+    CLI_FLAG("check", run_args, check,
+             "compare O with the CPU reference (double\n"
+             "precision) on the same inputs, the cache's types\n"
+             "included; status 1 past the dtype's tolerances"),
 };
 
 /* --scale; 0, or CLI_EXIT_USAGE after the message. */
@@ -137,7 +156,7 @@ static const cli_default run_defaults[] = {
 
 static const cli_command run_command = {
     CMD, CLI_DEVICE | CLI_CAUSAL | CLI_PATH | CLI_KERNEL | CLI_KV_LENS | CLI_SPLIT_KV |
-             CLI_PARAMS | CLI_JSON | CLI_VARIANTS,
+             CLI_PARAMS | CLI_JSON | CLI_VARIANTS | CLI_CACHE | CLI_Q_LENS,
     own_options, CLI_COUNT(own_options), set_option, usage, run_defaults,
 };
 
@@ -162,6 +181,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (rc)
         return rc == 1 ? -1 : rc;
     cli_call_options(&a->call, &a->opts);
+    a->cached = cli_cache_any(&a->call.cache);
     const char *missing = !a->q ? "--q" : !a->k ? "--k" : !a->v ? "--v" : !a->out ? "--out" : NULL;
     if (missing)
         return cli_usage_error(CMD, "missing %s", missing);
@@ -294,13 +314,31 @@ static size_t o_elems(const clattn_shape *s, const clattn_options *o)
  * the files, so a mismatch is an input error, status 1). */
 static int check_kv_lens(const run_args *a, const clattn_shape *s)
 {
-    return cli_check_kv_lens(CMD, &a->call, s->batch, s->kv_len, a->q, CLI_EXIT_FAILURE);
+    return cli_check_kv_lens(CMD, &a->call, s->batch, s->kv_len, a->q, CLI_EXIT_FAILURE) ||
+           cli_check_q_lens(CMD, &a->call, s->batch, s->q_len, a->q, CLI_EXIT_FAILURE);
+}
+
+/* The cache's forms of the inputs (kvcache.h): the reference's options
+ * from the call's, the device's into a->opts. */
+static int make_cache(run_args *a, const run_inputs *in, const clattn_shape *s)
+{
+    a->ref_opts = a->opts;
+    if (!a->cached)
+        return 0;
+    const size_t dv = a->opts.head_dim_v ? a->opts.head_dim_v : s->head_dim;
+    int rc = cli_cache_make(&a->call.cache, s, dv, in->q.data, in->k.data, in->v.data,
+                            a->call.kv_lens, a->call.q_lens, &a->cache, &a->ref_opts, &a->opts);
+    if (rc < 0) {
+        cli_lib_error("run: the KV cache", rc);
+        return 1;
+    }
+    return 0;
 }
 
 /* --------------------------------------------------------------------- run */
 
-static void print_summary(FILE *f, const run_result *r, const clattn_shape *s,
-                          const clattn_options *o)
+static void print_summary(FILE *f, const run_args *args_of_summary, const run_result *r,
+                          const clattn_shape *s, const clattn_options *o)
 {
     char variant[256];
     cli_variant_describe(s, o, variant, sizeof variant);
@@ -310,6 +348,10 @@ static void print_summary(FILE *f, const run_result *r, const clattn_shape *s,
             cli_causal_name(o->causal));
     if (variant[0])
         fprintf(f, "%s | ", variant);
+    char cache[128];
+    cli_cache_describe(&args_of_summary->call.cache, s, cache, sizeof cache);
+    if (cache[0])
+        fprintf(f, "%s | ", cache);
     if (r->info.splits > 1)
         fprintf(f, "%u key splits | ", r->info.splits);
     fprintf(f, "%.3f ms: build %.3f ms, upload %.3f ms, device %.3f ms, download %.3f ms",
@@ -317,6 +359,9 @@ static void print_summary(FILE *f, const run_result *r, const clattn_shape *s,
             1e3 * r->download);
     if (r->info.note[0])
         fprintf(f, " | %s", r->info.note);
+    if (r->checked)
+        fprintf(f, " | check max_abs %.2e rel_l2 %.2e %s", r->max_abs, r->rel_l2,
+                r->check_ok ? "ok" : "FAIL");
     fputc('\n', f);
 }
 
@@ -331,16 +376,40 @@ static int cl_failed(const char *what, cl_int err)
     return 1;
 }
 
+/* What goes to the device: the cache's forms where they were made (its
+ * quantized, paged or packed arrays), else the files'; and O's bytes. */
+static void device_arrays(const run_args *a, const run_inputs *in, const clattn_shape *s,
+                          const void *host[3], size_t bytes[4])
+{
+    const cli_cache_data *d = &a->cache;
+    host[0] = in->q.data;
+    host[1] = in->k.data;
+    host[2] = in->v.data;
+    bytes[0] = in->q.nbytes;
+    bytes[1] = in->k.nbytes;
+    bytes[2] = in->v.nbytes;
+    bytes[3] = o_elems(s, &a->opts) * clattn_dtype_size(s->dtype);
+    if (!a->cached)
+        return;
+    host[0] = d->dq ? d->dq : in->q.data;
+    host[1] = d->dk ? d->dk : d->k ? d->k : in->k.data;
+    host[2] = d->dv ? d->dv : d->v ? d->v : in->v.data;
+    bytes[0] = d->q_bytes;
+    bytes[1] = d->kd_bytes;
+    bytes[2] = d->vd_bytes;
+    bytes[3] = d->o_bytes;
+}
+
 /* Creates the buffers and uploads Q, K, V; the upload time is the
  * writes' wall time to the end of a clFinish. */
-static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s,
-                  const clattn_options *o, int want_lse, struct run_buffers *rb, run_result *r)
+static int upload(clattn_ctx *ctx, const run_args *a, const run_inputs *in,
+                  const clattn_shape *s, int want_lse, struct run_buffers *rb, run_result *r)
 {
     static const char *const names[5] = { "Q", "K", "V", "O", "LSE" };
-    const npy_array *host[3] = { &in->q, &in->k, &in->v };
-    const size_t bytes[5] = { in->q.nbytes, in->k.nbytes, in->v.nbytes,
-                              o_elems(s, o) * clattn_dtype_size(s->dtype),
-                              s->batch * s->heads * s->q_len * sizeof(float) };
+    const void *host[3];
+    size_t bytes[5];
+    device_arrays(a, in, s, host, bytes);
+    bytes[4] = s->batch * s->heads * s->q_len * sizeof(float);
     cl_context cl = clattn_cl_context(ctx);
     cl_command_queue queue = clattn_cl_queue(ctx);
     cl_int err;
@@ -355,7 +424,7 @@ static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s,
     }
     const double t0 = cli_now();
     for (int i = 0; i < 3; i++)
-        if ((err = clEnqueueWriteBuffer(queue, rb->b[i], CL_FALSE, 0, bytes[i], host[i]->data, 0,
+        if ((err = clEnqueueWriteBuffer(queue, rb->b[i], CL_FALSE, 0, bytes[i], host[i], 0,
                                         NULL, NULL)) != CL_SUCCESS)
             return cl_failed("uploading the inputs", err);
     if ((err = clFinish(queue)) != CL_SUCCESS)
@@ -364,21 +433,67 @@ static int upload(clattn_ctx *ctx, const run_inputs *in, const clattn_shape *s,
     return 0;
 }
 
-/* Reads O (and LSE) back into host arrays. */
-static int download(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *opts,
-                    const struct run_buffers *rb, void *o, float *lse, run_result *r)
+/* Reads O (and LSE) back into host arrays; a packed O into its plain form. */
+static int download(clattn_ctx *ctx, const run_args *a, const run_inputs *in,
+                    const clattn_shape *s, const struct run_buffers *rb, void *o, float *lse,
+                    run_result *r)
 {
     cl_command_queue queue = clattn_cl_queue(ctx);
-    const size_t obytes = o_elems(s, opts) * clattn_dtype_size(s->dtype);
+    const void *host[3];
+    size_t bytes[4];
+    device_arrays(a, in, s, host, bytes);
+    const int packed = a->cached && a->cache.cu_q;
+    void *dest = packed ? malloc(bytes[3]) : o;
+    if (!dest) {
+        cli_error("run: out of memory for %zu bytes of output", bytes[3]);
+        return 1;
+    }
     const double t0 = cli_now();
-    cl_int err = clEnqueueReadBuffer(queue, rb->b[3], CL_TRUE, 0, obytes, o, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(queue, rb->b[3], CL_TRUE, 0, bytes[3], dest, 0, NULL, NULL);
     if (err == CL_SUCCESS && lse)
         err = clEnqueueReadBuffer(queue, rb->b[4], CL_TRUE, 0,
                                   s->batch * s->heads * s->q_len * sizeof(float), lse, 0, NULL,
                                   NULL);
+    if (packed) {
+        cli_cache_unpack_o(&a->cache, s, a->opts.head_dim_v ? a->opts.head_dim_v : s->head_dim,
+                           dest, o);
+        free(dest);
+    }
     if (err != CL_SUCCESS)
         return cl_failed("downloading the outputs", err);
     r->download = cli_now() - t0;
+    return 0;
+}
+
+/* --check: O against the CPU reference on the same inputs in their plain
+ * form (the cache's quantized K and V where it has types). */
+static int check_output(const run_args *a, const run_inputs *in, const clattn_shape *s,
+                        const void *o, run_result *r)
+{
+    if (!a->check)
+        return 0;
+    const size_t dv = a->opts.head_dim_v ? a->opts.head_dim_v : s->head_dim;
+    const size_t n = s->batch * s->heads * s->q_len * dv;
+    double *ref = malloc(n * sizeof *ref);
+    if (!ref) {
+        cli_error("run: --check: out of memory for the reference");
+        return 1;
+    }
+    const void *k = a->cache.k ? a->cache.k : in->k.data;
+    const void *v = a->cache.v ? a->cache.v : in->v.data;
+    int rc = clattn_reference_ex(s, &a->ref_opts, in->q.data, k, v, ref, NULL);
+    clattn_shape os = *s;
+    os.head_dim = dv;
+    if (rc == 0)
+        rc = clattn_compare(&os, o, ref, &r->max_abs, &r->rel_l2, &r->nan_count);
+    free(ref);
+    if (rc < 0) {
+        cli_lib_error("run: --check", rc);
+        return 1;
+    }
+    clattn_tolerance(s->dtype, &r->tol_abs, &r->tol_rel);
+    r->checked = 1;
+    r->check_ok = r->nan_count == 0 && r->max_abs <= r->tol_abs && r->rel_l2 <= r->tol_rel;
     return 0;
 }
 
@@ -444,9 +559,9 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
         cli_lib_error("run: attention (--allow-oom runs it anyway)", rc);
     else if (rc)
         cli_lib_error("run: attention", rc);
-    else if (upload(ctx, in, shape, &opts, a->lse_out != NULL, &rb, r) == 0 &&
+    else if (upload(ctx, a, in, shape, a->lse_out != NULL, &rb, r) == 0 &&
              call(ctx, shape, &opts, &rb, r) == 0 &&
-             download(ctx, shape, &opts, &rb, *o, *lse, r) == 0)
+             download(ctx, a, in, shape, &rb, *o, *lse, r) == 0)
         status = 0;
     r->build += plan_build;
     r->total = cli_now() - t0;
@@ -536,6 +651,9 @@ static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const
     json_u32_list(j, "kv_lens", a->call.kv_lens, a->call.n_kv_lens);
     json_u64(j, "split_kv", a->opts.split_kv);
     cli_variant_json(j, s, &a->opts);
+    json_u32_list(j, "q_lens", a->call.q_lens, a->call.n_q_lens);
+    if (a->cached)
+        cli_cache_json(j, &a->call.cache, s, &a->cache);
     json_str(j, "path", cli_path_name(r->info.path));
     json_str(j, "kernel", r->info.kernel);
     json_u64(j, "splits", r->info.splits);
@@ -549,6 +667,16 @@ static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const
     json_num(j, "device", r->device_s, 0);
     json_num(j, "download", r->download, 0);
     json_close(j, '}');
+    if (r->checked) {
+        json_open(j, "check", '{');
+        json_num(j, "max_abs", r->max_abs, 0);
+        json_num(j, "rel_l2", r->rel_l2, 0);
+        json_num(j, "tol_max_abs", r->tol_abs, 0);
+        json_num(j, "tol_rel_l2", r->tol_rel, 0);
+        json_u64(j, "nan_count", r->nan_count);
+        json_bool(j, "ok", r->check_ok);
+        json_close(j, '}');
+    }
     json_open(j, "outputs", '{');
     json_str(j, "o", a->out);
     json_str(j, "lse", a->lse_out);
@@ -574,16 +702,20 @@ int cmd_run(int argc, char **argv)
      * written. */
     status = load_inputs(&args, &in) || check_inputs(&args, &in, &shape) ||
              check_kv_lens(&args, &shape) || load_variant(&args, &shape) ||
-             check_output_paths(&args) ||
+             make_cache(&args, &in, &shape) || check_output_paths(&args) ||
              run_attention(&args, &in, &shape, &o, &lse, &result) ||
+             check_output(&args, &in, &shape, o, &result) ||
              write_outputs(&args, &shape, o, lse, &result);
     const int to_stderr = outfile_is_stdout(args.out) ||
                           (args.call.json && outfile_is_stdout(args.call.json))
                           || (args.lse_out && outfile_is_stdout(args.lse_out));
     if (status == 0)
-        print_summary(to_stderr ? stderr : stdout, &result, &shape, &args.opts);
+        print_summary(to_stderr ? stderr : stdout, &args, &result, &shape, &args.opts);
+    if (status == 0 && result.checked && !result.check_ok)
+        status = 1; /* the outputs are written: what failed can be looked at */
     free(o);
     free(lse);
+    cli_cache_free(&args.cache);
     cli_variant_free(&args.variant);
     cli_call_free(&args.call);
     npy_free(&in.v);

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
+#include "kvcache.h"
 #include "options.h"
 #include "outfile.h"
 #include "verify.h"
@@ -32,13 +33,16 @@ static void usage(const cli_command *cmd, FILE *f)
             "checks the built-in list of %zu shapes (decoding among them), then %zu cases\n"
             "of the attention variants (softcap, ALiBi, windows, sinks, masks, bf16,\n"
             "d_v != d, the snippets, and their combinations with GQA, bottom-right\n"
-            "alignment, per-sequence lengths, split-KV and the LSE, compared too);\n"
-            "--dtype, --causal, --split-kv, --kv-lens and the variant options describe a\n"
-            "--shape. A path or kernel that does not take a case refuses it: the row\n"
-            "says so and it counts as refused, neither passed nor failed. Status 1 if\n"
-            "any case fails, or if none ran.\n"
+            "alignment, per-sequence lengths, split-KV and the LSE, compared too) and %zu\n"
+            "of the KV cache's forms (q8_0, q4_0, fp8, pages of 16 and 256 keys, packed\n"
+            "batches: the fused path's); --dtype, --causal, --split-kv, --kv-lens,\n"
+            "--q-lens, the variant and the cache options describe a --shape. A path or\n"
+            "kernel that does not take a case refuses it: the row says so and it counts\n"
+            "as refused, neither passed nor failed. Status 1 if any case fails, or if\n"
+            "none ran.\n"
             "\n"
-            "options:\n", N_TEST_CASES, verify_variant_count());
+            "options:\n", N_TEST_CASES, verify_variant_count() - verify_cache_case_count(),
+            verify_cache_case_count());
     cli_print_options(cmd, f);
     fprintf(f, "\n--json writes every case's errors and kernel; on stdout, the rows go to\n"
                "stderr.\n" CLI_EXIT_HELP);
@@ -52,7 +56,7 @@ static const cli_default verify_defaults[] = {
 static const cli_command verify_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_DTYPE | CLI_CAUSAL | CLI_KV_LENS | CLI_SPLIT_KV |
              CLI_KERNEL | CLI_PATH | CLI_PATHS | CLI_PARAMS | CLI_SEED | CLI_JSON |
-             CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
+             CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS | CLI_CACHE | CLI_Q_LENS,
     NULL, 0, NULL, usage, verify_defaults,
 };
 
@@ -96,6 +100,9 @@ static void json_case(struct json *j, const struct verify_case *c, clattn_path p
     if (c->variant) {
         json_str(j, "case", c->variant->name);
         cli_variant_json(j, &c->shape, o);
+        json_u32_list(j, "q_lens", o->q_lens, c->shape.batch);
+        if (cli_cache_any(&c->variant->cache))
+            cli_cache_json(j, &c->variant->cache, &c->shape, NULL);
     }
     if (rc < 0) {
         json_str(j, "error", clattn_error_name(rc));
@@ -133,9 +140,16 @@ static void print_case(FILE *f, const struct verify_case *c, clattn_path path)
             fprintf(f, "%s%u", i ? "," : "", o->kv_lens[i]);
     }
     if (c->variant) {
-        char what[256];
+        char what[256], cache[128];
         cli_variant_describe(s, o, what, sizeof what);
-        fprintf(f, "%s%s%s", what[0] ? " " : "", what, c->variant->lse ? " +LSE" : "");
+        cli_cache_describe(&c->variant->cache, s, cache, sizeof cache);
+        if (o->q_lens) {
+            fprintf(f, " q_lens=");
+            for (size_t i = 0; i < s->batch; i++)
+                fprintf(f, "%s%u", i ? "," : "", o->q_lens[i]);
+        }
+        fprintf(f, "%s%s%s%s%s", what[0] ? " " : "", what, cache[0] ? " " : "", cache,
+                c->variant->lse ? " +LSE" : "");
         if (o->split_kv)
             fprintf(f, " split=%u", o->split_kv);
         fprintf(f, " (%s)", c->variant->name);
@@ -221,11 +235,16 @@ static int given_case(const cli_call *call, struct verify_case *c, verify_varian
     int any = !call->kv_lens;
     for (size_t i = 0; i < call->n_kv_lens; i++)
         any |= call->kv_lens[i] != 0;
+    if (rc == 0)
+        rc = cli_check_q_lens(CMD, call, c->shape.batch, c->shape.q_len, "--shape",
+                              CLI_EXIT_USAGE);
+    if (rc)
+        return rc;
     if (!any)
         return cli_usage_error(CMD, "--kv-lens: every length is 0 (nothing to verify)");
     clattn_default_options(&c->opts);
     cli_call_options(call, &c->opts);
-    if (!cli_variant_any(&call->variant))
+    if (!cli_variant_any(&call->variant) && !cli_cache_any(&call->cache) && !call->q_lens)
         return 0;
     memset(v, 0, sizeof *v);
     v->name = "given";
@@ -234,6 +253,7 @@ static int given_case(const cli_call *call, struct verify_case *c, verify_varian
     v->lse = 1;
     rc = cli_variant_load(CMD, call, &c->shape, call->seed, CLI_EXIT_USAGE, &v->data, &v->opts);
     v->ref = v->opts;
+    v->cache = call->cache;
     c->variant = v;
     return rc;
 }
@@ -249,11 +269,12 @@ static int parse_args(int argc, char **argv, cli_call *call, struct verify_case 
         call->paths = CLI_PATHS_BOTH;
     if (!(call->given & CLI_SEED))
         call->seed = 1;
-    const unsigned describing = CLI_DTYPE | CLI_CAUSAL | CLI_SPLIT_KV | CLI_KV_LENS | CLI_DV;
+    const unsigned describing = CLI_DTYPE | CLI_CAUSAL | CLI_SPLIT_KV | CLI_KV_LENS | CLI_DV |
+                                CLI_CACHE | CLI_Q_LENS;
     if (((call->given & describing) || cli_variant_any(&call->variant)) &&
         !(call->given & CLI_SHAPE))
-        rc = cli_usage_error(CMD, "--dtype, --causal, --split-kv, --kv-lens and the variant "
-                             "options go with --shape");
+        rc = cli_usage_error(CMD, "--dtype, --causal, --split-kv, --kv-lens, --q-lens, the "
+                             "cache and the variant options go with --shape");
     else if (call->given & CLI_SHAPE)
         rc = given_case(call, given, v);
     if (rc) {

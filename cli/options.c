@@ -17,7 +17,8 @@ enum shared_id {
     O_DEVICE = 256, O_SHAPE, O_BATCH, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_LEN, O_Q_LEN,
     O_DTYPE, O_CAUSAL, O_KV_LENS, O_SPLIT_KV, O_KERNEL, O_PATH, O_PARAMS, O_SEED, O_JSON,
     O_CSV, O_SOFTCAP, O_WINDOW, O_ALIBI, O_ALIBI_MAX_BIAS, O_ALIBI_SLOPES, O_SINKS, O_MASK,
-    O_SCORE_MOD, O_MASK_MOD, O_DV,
+    O_SCORE_MOD, O_MASK_MOD, O_DV, O_KV_TYPE, O_K_TYPE, O_V_TYPE, O_PAGE_SIZE, O_PACKED,
+    O_Q_LENS,
 };
 
 /* One spelling of a shared option. An alias (help NULL) is another long
@@ -133,6 +134,25 @@ static const shared_option shared[] = {
     { "dv", 0, required_argument, O_DV, CLI_DV, "--dv N",
       "V's and O's head dimension when it differs from\n"
       "d (DeepSeek's MLA: 192 and 128), 1..512", 0, NULL, NULL, 0 },
+    { "q-lens", 0, required_argument, O_Q_LENS, CLI_Q_LENS, "--q-lens L0,L1,...",
+      "each sequence's number of queries: B values, each\n"
+      "at most Nq (rows past it output zeros; with\n"
+      "--packed, the packed queries)", 0, NULL, NULL, 0 },
+    { "kv-type", 0, required_argument, O_KV_TYPE, CLI_CACHE, "--kv-type T",
+      "the KV cache's storage, K and V: q8_0, q4_0 (34 and\n"
+      "18 bytes per 32 values, ggml's), fp8_e4m3 (fp8: a\n"
+      "byte per value times a per-tensor fp32 scale) or\n"
+      "dtype (the shape's own)", 0, NULL, NULL, 0 },
+    { "k-type", 0, required_argument, O_K_TYPE, CLI_CACHE, "--k-type T",
+      "K's storage alone (the same names)", 0, NULL, NULL, 0 },
+    { "v-type", 0, required_argument, O_V_TYPE, CLI_CACHE, "--v-type T",
+      "V's storage alone", 0, NULL, NULL, 0 },
+    { "page-size", 0, required_argument, O_PAGE_SIZE, CLI_CACHE, "--page-size N",
+      "paged K and V: pages of N keys through a block\n"
+      "table (vLLM's), 1..65536", 0, NULL, NULL, 0 },
+    { "packed", 0, no_argument, O_PACKED, CLI_CACHE, "--packed",
+      "pack Q, K, V and O by cu_seqlens (varlen) from\n"
+      "--q-lens and --kv-lens (Nq and Nk without them)", 0, NULL, NULL, 0 },
 };
 
 #define N_SHARED (sizeof shared / sizeof shared[0])
@@ -283,18 +303,74 @@ static int parse_paths(const char *cmd, unsigned takes, const char *v, cli_call 
     return 0;
 }
 
-static int parse_kv_lens(const char *cmd, const char *v, cli_call *c)
+/* --kv-lens, --q-lens: a list of lengths into a new array. */
+static int parse_lens_list(const char *cmd, const char *opt, const char *v, uint32_t **lens,
+                           size_t *n)
 {
     const size_t cap = cli_list_items(v);
-    free(c->kv_lens);
-    c->kv_lens = malloc(cap * sizeof *c->kv_lens);
-    if (!c->kv_lens) {
-        cli_error("%s: out of memory for --kv-lens", cmd);
+    free(*lens);
+    *lens = malloc(cap * sizeof **lens);
+    if (!*lens) {
+        cli_error("%s: out of memory for %s", cmd, opt);
         return CLI_EXIT_FAILURE;
     }
-    if (cli_parse_lens(v, c->kv_lens, cap, &c->n_kv_lens) < 0)
-        return cli_usage_error(cmd, "bad --kv-lens '%.80s' (lengths separated by commas)", v);
+    if (cli_parse_lens(v, *lens, cap, n) < 0)
+        return cli_usage_error(cmd, "bad %s '%.80s' (lengths separated by commas)", opt, v);
     return 0;
+}
+
+static int parse_kv_lens(const char *cmd, const char *v, cli_call *c)
+{
+    return parse_lens_list(cmd, "--kv-lens", v, &c->kv_lens, &c->n_kv_lens);
+}
+
+int cli_parse_kv_type(const char *s, clattn_kv_type *out)
+{
+    static const struct { const char *name; clattn_kv_type type; } names[] = {
+        { "q8_0", CLATTN_KV_Q8_0 }, { "q4_0", CLATTN_KV_Q4_0 },
+        { "fp8_e4m3", CLATTN_KV_FP8_E4M3 }, { "fp8", CLATTN_KV_FP8_E4M3 },
+        { "e4m3", CLATTN_KV_FP8_E4M3 }, { "dtype", CLATTN_KV_DTYPE },
+    };
+    for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i].name)) {
+            *out = names[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+const char *cli_kv_type_name(clattn_kv_type t, clattn_dtype dtype)
+{
+    if (t == CLATTN_KV_DTYPE)
+        return cli_dtype_name(dtype);
+    const char *name = clattn_kv_type_name(t, dtype);
+    return name ? name : "?";
+}
+
+static int set_cache(const char *cmd, enum shared_id id, const char *v, cli_cache *c)
+{
+    clattn_kv_type t;
+    size_t n;
+    switch (id) {
+    case O_KV_TYPE: case O_K_TYPE: case O_V_TYPE:
+        if (cli_parse_kv_type(v, &t) < 0)
+            return cli_usage_error(cmd, "bad --%s '%.80s' (q8_0, q4_0, fp8_e4m3 or dtype)",
+                                   id == O_KV_TYPE ? "kv-type" : id == O_K_TYPE ? "k-type"
+                                                                                : "v-type", v);
+        if (id != O_V_TYPE)
+            c->k_type = t;
+        if (id != O_K_TYPE)
+            c->v_type = t;
+        return 0;
+    case O_PAGE_SIZE:
+        if (cli_parse_size(v, &n) < 0 || n < 1 || n > 65536)
+            return cli_usage_error(cmd, "bad --page-size '%.80s' (keys per page, 1..65536)", v);
+        c->page_size = n;
+        return 0;
+    case O_PACKED: c->packed = 1; return 0;
+    default: break;
+    }
+    return CLI_EXIT_USAGE;
 }
 
 static int parse_kernel(const char *cmd, unsigned takes, const char *v, cli_call *c)
@@ -429,6 +505,9 @@ static int set_shared(const char *cmd, unsigned takes, const shared_option *o, c
     case O_SOFTCAP: case O_WINDOW: case O_ALIBI: case O_ALIBI_MAX_BIAS: case O_ALIBI_SLOPES:
     case O_SINKS: case O_MASK: case O_SCORE_MOD: case O_MASK_MOD: case O_DV:
         return set_variant(cmd, takes, (enum shared_id)o->id, v, &c->variant);
+    case O_KV_TYPE: case O_K_TYPE: case O_V_TYPE: case O_PAGE_SIZE: case O_PACKED:
+        return set_cache(cmd, (enum shared_id)o->id, v, &c->cache);
+    case O_Q_LENS: return parse_lens_list(cmd, "--q-lens", v, &c->q_lens, &c->n_q_lens);
     }
     return CLI_EXIT_USAGE;
 }
@@ -515,6 +594,9 @@ static int check_call(const cli_command *cmd, const cli_call *c)
     if (c->variant.alibi_slopes && c->variant.alibi_max_bias_given)
         return cli_usage_error(cmd->name, "give the ALiBi slopes once: --alibi-slopes or "
                                "--alibi-max-bias");
+    if (c->cache.packed && c->cache.page_size)
+        return cli_usage_error(cmd->name, "--packed keys take no pages (--page-size): give one "
+                               "of them");
     return 0;
 }
 
@@ -561,6 +643,9 @@ void cli_call_free(cli_call *call)
     free(call->kv_lens);
     call->kv_lens = NULL;
     call->n_kv_lens = 0;
+    free(call->q_lens);
+    call->q_lens = NULL;
+    call->n_q_lens = 0;
 }
 
 /* --------------------------------------------------------------- results */
@@ -588,11 +673,14 @@ void cli_call_options(const cli_call *c, clattn_options *o)
     o->fused_kernel = c->kernel;
     o->split_kv = c->split_kv;
     o->kv_lens = c->kv_lens;
+    o->q_lens = c->q_lens;
     o->kernel_params = c->params;
     o->softcap = c->variant.softcap;
     o->window_left = c->variant.window_left;
     o->window_right = c->variant.window_right;
     o->head_dim_v = c->variant.head_dim_v;
+    o->k_type = c->cache.k_type;
+    o->v_type = c->cache.v_type;
 }
 
 int cli_check_shape(const char *cmd, const clattn_shape *s)
@@ -602,23 +690,39 @@ int cli_check_shape(const char *cmd, const clattn_shape *s)
     return cli_usage_error(cmd, "bad shape: %s", clattn_last_error_detail());
 }
 
-int cli_check_kv_lens(const char *cmd, const cli_call *c, size_t batch, size_t kv_len,
-                      const char *where, int status)
+/* One list of lengths against B sequences of at most `max` each. */
+static int check_lens(const char *cmd, const char *opt, const uint32_t *lens, size_t n,
+                      size_t batch, size_t max, const char *dim, const char *where, int status)
 {
     char msg[320];
     size_t b = 0;
-    while (c->kv_lens && c->n_kv_lens == batch && b < batch && c->kv_lens[b] <= kv_len)
+    while (lens && n == batch && b < batch && lens[b] <= max)
         b++;
-    if (!c->kv_lens || b == batch)
+    if (!lens || b == batch)
         return 0;
-    if (c->n_kv_lens != batch)
-        snprintf(msg, sizeof msg, "--kv-lens gives %zu lengths; %s has B = %zu sequences (one "
-                 "length each)", c->n_kv_lens, where, batch);
+    if (n != batch)
+        snprintf(msg, sizeof msg, "%s gives %zu lengths; %s has B = %zu sequences (one "
+                 "length each)", opt, n, where, batch);
     else
-        snprintf(msg, sizeof msg, "--kv-lens: sequence %zu has %u keys, more than the Nk = %zu "
-                 "of %s", b, c->kv_lens[b], kv_len, where);
+        snprintf(msg, sizeof msg, "%s: sequence %zu has %u %s, more than the %s = %zu of %s",
+                 opt, b, lens[b], dim[0] == 'k' ? "keys" : "queries",
+                 dim[0] == 'k' ? "Nk" : "Nq", max, where);
     if (status == CLI_EXIT_USAGE)
         return cli_usage_error(cmd, "%s", msg);
     cli_error("%s: %s", cmd, msg);
     return status;
+}
+
+int cli_check_kv_lens(const char *cmd, const cli_call *c, size_t batch, size_t kv_len,
+                      const char *where, int status)
+{
+    return check_lens(cmd, "--kv-lens", c->kv_lens, c->n_kv_lens, batch, kv_len, "k", where,
+                      status);
+}
+
+int cli_check_q_lens(const char *cmd, const cli_call *c, size_t batch, size_t q_len,
+                     const char *where, int status)
+{
+    return check_lens(cmd, "--q-lens", c->q_lens, c->n_q_lens, batch, q_len, "q", where,
+                      status);
 }

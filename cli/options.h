@@ -13,7 +13,8 @@
  * --q-len; --dtype; --causal[=MODE]; --kv-lens; --split-kv; --kernel;
  * --path; --params; --seed; --json[=FILE]; --csv[=FILE]; the variants
  * (--softcap, --window, --alibi, --alibi-max-bias, --alibi-slopes, --sinks,
- * --mask, --score-mod, --mask-mod, --dv); -h/--help. An
+ * --mask, --score-mod, --mask-mod, --dv); the KV cache (--kv-type,
+ * --k-type, --v-type, --page-size, --packed) and --q-lens; -h/--help. An
  * option whose value is optional (--causal, --json, --csv) also takes it as
  * the next word when that word is not an option ("--causal both", "--json
  * out.json", "--json -"): no command takes operands, so nothing else could
@@ -46,6 +47,8 @@ enum {
     CLI_VARIANTS = 1 << 13, /* --softcap --window --alibi[-max-bias|-slopes] --sinks --mask
                              * --score-mod --mask-mod */
     CLI_DV = 1 << 14,      /* --dv */
+    CLI_CACHE = 1 << 15,   /* --kv-type --k-type --v-type --page-size --packed */
+    CLI_Q_LENS = 1 << 22,  /* --q-lens */
     /* How a command takes some of them. */
     CLI_MASKS = 1 << 16,     /* --causal both: several masks, a row each */
     CLI_PATHS = 1 << 17,     /* --path both / naive,fused: several paths, not auto */
@@ -80,6 +83,13 @@ typedef struct cli_variant {
     size_t head_dim_v;                 /* --dv; 0: d */
 } cli_variant;
 
+/* The KV cache as given (CLI_CACHE); kvcache.h builds its tensors. */
+typedef struct cli_cache {
+    clattn_kv_type k_type, v_type; /* CLATTN_KV_DTYPE: the shape's dtype */
+    size_t page_size;              /* 0: not paged */
+    int packed;                    /* --packed: Q, K, V, O packed by cu_seqlens */
+} cli_cache;
+
 /* The shared options as given. A size, count or list of 0 entries was not
  * given; `given` has the CLI_* bit of every shared option that was. */
 typedef struct cli_call {
@@ -95,11 +105,14 @@ typedef struct cli_call {
     int all_kernels;                   /* --kernel all */
     uint32_t *kv_lens;                 /* malloc'd, n_kv_lens of them */
     size_t n_kv_lens;
+    uint32_t *q_lens;                  /* --q-lens: malloc'd, n_q_lens of them */
+    size_t n_q_lens;
     uint32_t split_kv;
     const char *params;
     uint64_t seed;
     const char *json, *csv;            /* "-": stdout */
     cli_variant variant;
+    cli_cache cache;
 } cli_call;
 
 /* A shared option's default, shown in the command's --help. */
@@ -173,9 +186,10 @@ void cli_print_options(const cli_command *cmd, FILE *f);
 void cli_print_option(FILE *f, const char *synopsis, const char *help);
 
 /* What the call asks of the library: the mask and path (a command taking
- * one of each), kernel, split, lengths and parameters, the softcap, window
- * and d_v, over `o`'s other fields (the variants' tensors and snippets:
- * variant.h). */
+ * one of each), kernel, split, lengths (kv_lens, q_lens) and parameters,
+ * the softcap, window and d_v, the cache's storage types, over `o`'s other
+ * fields (the variants' tensors and snippets: variant.h; the cache's pages
+ * and packing: kvcache.h). */
 void cli_call_options(const cli_call *call, clattn_options *o);
 
 /* The one mask of --causal (none when not given) and the one path of
@@ -192,5 +206,13 @@ int cli_check_shape(const char *cmd, const clattn_shape *shape);
  * rows", "q.npy"). 0, or `status` after the message (usage or failure). */
 int cli_check_kv_lens(const char *cmd, const cli_call *call, size_t batch, size_t kv_len,
                       const char *where, int status);
+/* --q-lens likewise against Nq. */
+int cli_check_q_lens(const char *cmd, const cli_call *call, size_t batch, size_t q_len,
+                     const char *where, int status);
+
+/* q8_0, q4_0, fp8_e4m3 (fp8), or dtype (the shape's own): 0, or -1. */
+int cli_parse_kv_type(const char *s, clattn_kv_type *out);
+/* "q8_0", "q4_0", "fp8_e4m3", or the dtype's name for CLATTN_KV_DTYPE. */
+const char *cli_kv_type_name(clattn_kv_type t, clattn_dtype dtype);
 
 #endif

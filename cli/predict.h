@@ -43,6 +43,9 @@ struct predict_args {
     struct predict_figures given;
     const char *json;    /* --json: the file, "-" for stdout; NULL: tables */
     int has_variant;     /* a variant option was given */
+    int has_cache;       /* a cache option (--kv-type, --page-size, --packed) or --q-lens */
+    size_t layers;       /* --layers: the serving answer for a model of that many; 0: none */
+    clattn_figure free;  /* --free: device memory for the cache; unknown: the capacity's */
 };
 
 /* One pair of lengths: the problem as modelled and its predictions. */
@@ -60,6 +63,18 @@ struct predict_row {
     double efficiency[2], expected_s[2];
     clattn_prediction pred;   /* with the requested mask */
     clattn_prediction causal; /* with the requested mask, else top-left (a what-if) */
+    clattn_model_cache cache; /* the cache as the model counts it */
+    clattn_cache_estimate cache_est; /* its figures in `pred` */
+    /* --layers: a decoding step of the row's sequences over Nk keys of
+     * context (Nq = --q-len, else 1), its tiles and split (the device's
+     * plan, else the row's), and what fits and costs; the time to expect
+     * over the step kernel's recorded efficiency (0: none recorded) */
+    clattn_model_problem step;
+    const char *step_tiles_source;
+    char step_kernel[64];
+    clattn_kv_capacity capacity;
+    clattn_figure free;       /* the memory the capacity counts, and its source */
+    double step_efficiency, step_expected_s;
 };
 
 /* Q2: the largest N for each clattn_len_limit, where its figure is known. */

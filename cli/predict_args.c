@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvcache.h"
 #include "predict.h"
 #include "variant.h"
 
@@ -37,12 +38,18 @@ static void usage(const cli_command *cmd, FILE *f)
             "--capacity, --cache, --bandwidth and --peak are given. A device with no saved\n"
             "measurement is measured first (seconds, saved; a note on stderr) unless\n"
             "--bandwidth and --peak are given.\n"
+            "A KV cache form (--kv-type, --k-type, --v-type, --page-size, --packed,\n"
+            "--q-lens) adds the Q7 table: K and V in their types, the block table, fp8\n"
+            "scales and packed offsets in the fused path's bytes and memory. --layers L\n"
+            "adds Q8: for a model of L layers of these heads, the tokens of cache that fit\n"
+            "in --free bytes (else the device's memory) and a decoding step's time per\n"
+            "generated token at each row's Nk of context (Nq = --q-len, else 1).\n"
             "Reproduce the seed: clattn predict --preset seed\n" CLI_EXIT_HELP);
 }
 
 enum opt_id {
     OPT_NQ = 1, OPT_NK, OPT_BLOCK_M, OPT_BLOCK_N, OPT_WORKSPACE, OPT_PRESET, OPT_CAPACITY,
-    OPT_MAX_ALLOC, OPT_CACHE, OPT_BANDWIDTH, OPT_PEAK, OPT_LATENCY,
+    OPT_MAX_ALLOC, OPT_CACHE, OPT_BANDWIDTH, OPT_PEAK, OPT_LATENCY, OPT_LAYERS, OPT_FREE,
 };
 
 static const cli_option own_options[] = {
@@ -63,6 +70,14 @@ static const cli_option own_options[] = {
     CLI_VALUE("bandwidth", "RATE", OPT_BANDWIDTH, "bytes/s (5e12, 5T, 3.35TB)"),
     CLI_VALUE("peak", "RATE", OPT_PEAK, "FLOP/s in the dtype (1e15, 989T)"),
     CLI_VALUE("launch-latency", "S", OPT_LATENCY, "seconds per kernel launch"),
+    CLI_VALUE("layers", "L", OPT_LAYERS,
+              "serving (Q8): a model of L attention layers of\n"
+              "these heads: the tokens of KV cache that fit,\n"
+              "and the decoding step's time per token at each\n"
+              "row's Nk (Nq = --q-len, else 1)"),
+    CLI_VALUE("free", "BYTES", OPT_FREE,
+              "device memory for the KV cache (default: the\n"
+              "device's capacity)"),
 };
 
 /* A rate with an optional decimal prefix (k, M, G, T, P) and an optional
@@ -129,6 +144,8 @@ static int set_option(void *state, const cli_option *option, const char *v)
     case OPT_BANDWIDTH: rc = give(&g->bandwidth, v, FIGURE_RATE); break;
     case OPT_PEAK: rc = give(&g->peak, v, FIGURE_RATE); break;
     case OPT_LATENCY: rc = give(&g->latency, v, FIGURE_SECONDS); break;
+    case OPT_LAYERS: rc = parse_positive(v, &a->layers); break;
+    case OPT_FREE: rc = give(&a->free, v, FIGURE_BYTES); break;
     }
     if (rc < 0)
         return cli_usage_error(CMD, "bad --%s '%.80s'", option->name, v ? v : "");
@@ -141,7 +158,8 @@ static const cli_default predict_defaults[] = {
 
 static const cli_command predict_command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_SIZES | CLI_LENS | CLI_DTYPE | CLI_CAUSAL | CLI_KV_LENS |
-             CLI_SPLIT_KV | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
+             CLI_SPLIT_KV | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS | CLI_CACHE |
+             CLI_Q_LENS,
     own_options, CLI_COUNT(own_options), set_option, usage, predict_defaults,
 };
 
@@ -171,6 +189,7 @@ static void from_call(struct predict_args *a)
     a->device = c->device;
     a->json = c->json;
     a->has_variant = cli_variant_any(&c->variant);
+    a->has_cache = cli_cache_any(&c->cache) || c->q_lens;
 }
 
 /* Checks what single options cannot: lengths given one way only, the
@@ -184,10 +203,14 @@ static int check_args(const struct predict_args *a)
     if (a->shape.heads % a->shape.kv_heads)
         return cli_usage_error(CMD, "-H %zu is not a multiple of --kv-heads %zu", a->shape.heads,
                                a->shape.kv_heads);
-    size_t nk = a->nk;
+    size_t nk = a->nk, nq = a->nq;
     for (size_t i = 0; !a->nq && i < a->n_lens; i++)
         nk = i == 0 || a->lens[i] < nk ? a->lens[i] : nk;
+    if (!a->nq)
+        nq = a->q_len ? a->q_len : nk;
     int rc = cli_check_kv_lens(CMD, &a->call, a->shape.batch, nk, "the shape", CLI_EXIT_USAGE);
+    if (rc == 0)
+        rc = cli_check_q_lens(CMD, &a->call, a->shape.batch, nq, "the shape", CLI_EXIT_USAGE);
     /* A mask file must fit every row, before any device is opened. */
     for (size_t i = 0; rc == 0 && a->call.variant.mask && i < (a->nq ? 1 : a->n_lens); i++) {
         clattn_shape s = a->shape;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "kvcache.h"
 #include "predict.h"
 #include "variant.h"
 
@@ -135,6 +136,70 @@ static void json_decode(struct json *j, const struct predict_row *r)
     json_close(j, '}');
 }
 
+/* The cache's figures in the row's fused estimate. */
+static void json_cache_row(struct json *j, const struct predict_row *r)
+{
+    const clattn_cache_estimate *c = &r->cache_est;
+    json_open(j, "cache", '{');
+    json_u64(j, "k_row_bytes", c->k_row_bytes);
+    json_u64(j, "v_row_bytes", c->v_row_bytes);
+    json_u64(j, "k_bytes", c->k_bytes);
+    json_u64(j, "v_bytes", c->v_bytes);
+    json_u64(j, "dtype_kv_bytes", c->dtype_kv_bytes);
+    json_u64(j, "table_bytes", c->table_bytes);
+    json_u64(j, "scale_bytes", c->scale_bytes);
+    json_u64(j, "seqlens_bytes", c->seqlens_bytes);
+    json_u64(j, "q_rows", c->q_rows);
+    json_u64(j, "kv_rows", c->kv_rows);
+    json_u64(j, "k_buffer_bytes", c->k_buffer_bytes);
+    json_u64(j, "v_buffer_bytes", c->v_buffer_bytes);
+    json_u64(j, "table_buffer_bytes", c->table_buffer_bytes);
+    json_close(j, '}');
+}
+
+/* --layers: the decoding step and what fits. */
+static void json_serving(struct json *j, const struct predict_args *a,
+                         const struct predict_row *r)
+{
+    const clattn_kv_capacity *k = &r->capacity;
+    json_open(j, "serving", '{');
+    json_u64(j, "layers", a->layers);
+    json_u64(j, "q_len", r->step.shape.q_len);
+    json_u64(j, "kv_len", r->step.shape.kv_len);
+    json_u64(j, "block_m", r->step.block_m);
+    json_u64(j, "block_n", r->step.block_n);
+    json_str(j, "tiles_source", r->step_tiles_source);
+    json_u64(j, "splits", r->step.splits ? r->step.splits : 1);
+    json_figure(j, "free_bytes", r->free);
+    json_u64(j, "token_bytes", k->token_bytes);
+    json_u64(j, "page_bytes", k->page_bytes);
+    json_u64(j, "scale_bytes", k->scale_bytes);
+    if (k->free_bytes) {
+        json_u64(j, "pages", k->pages);
+        json_u64(j, "tokens", k->tokens);
+        json_u64(j, "sequences", k->sequences);
+    } else {
+        json_null(j, "pages");
+        json_null(j, "tokens");
+        json_null(j, "sequences");
+    }
+    json_u64(j, "sequence_pages", k->sequence_pages);
+    json_u64(j, "batch_pages", k->batch_pages);
+    json_u64(j, "batch_bytes", k->batch_bytes);
+    json_str(j, "fit", clattn_fit_name(k->fit));
+    json_bool(j, "alloc_limited", k->alloc_limited);
+    json_u64(j, "step_bytes", k->step_bytes);
+    json_num(j, "step_flops", k->step_flops, 0);
+    json_num(j, "layer_time_s", k->layer_time_s, 1);
+    json_num(j, "step_time_s", k->step_time_s, 1);
+    json_num(j, "tokens_per_s", k->tokens_per_s, 1);
+    json_str(j, "bound", clattn_bound_name(k->bound));
+    json_str(j, "kernel", r->step_kernel[0] ? r->step_kernel : NULL);
+    json_num(j, "efficiency", r->step_efficiency, 1);
+    json_num(j, "expected_step_time_s", r->step_expected_s, 1);
+    json_close(j, '}');
+}
+
 static void json_row(struct json *j, const struct predict_args *a, const struct predict_row *r)
 {
     json_open(j, NULL, '{');
@@ -160,6 +225,10 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
         json_u64(j, "mask_bytes", r->mask_bytes);
         json_close(j, '}');
     }
+    if (a->has_cache)
+        json_cache_row(j, r);
+    if (a->layers)
+        json_serving(j, a, r);
     json_close(j, '}');
 }
 
@@ -180,6 +249,19 @@ void predict_print_json(FILE *out, const struct predict_args *a, clattn_ctx *ctx
     json_str(&j, "causal", cli_causal_name(a->causal));
     json_u32_list(&j, "kv_lens", a->kv_lens, a->n_kv_lens);
     json_close(&j, '}');
+    if (a->has_cache || a->layers) {
+        /* The cache as given: present only where asked for (the fields
+         * above are clattn.predict's, field for field). */
+        const cli_cache *c = &a->call.cache;
+        json_open(&j, "cache", '{');
+        json_str(&j, "k_type", cli_kv_type_name(c->k_type, s->dtype));
+        json_str(&j, "v_type", cli_kv_type_name(c->v_type, s->dtype));
+        json_u64(&j, "page_size", c->page_size);
+        json_bool(&j, "packed", c->packed);
+        json_u32_list(&j, "q_lens", a->call.q_lens, a->call.n_q_lens);
+        json_u64(&j, "layers", a->layers);
+        json_close(&j, '}');
+    }
     json_device(&j, a, ctx, f, &rows[0].pred);
     json_limits(&j, l, &rows[0].pred);
     json_open(&j, "rows", '[');

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvcache.h"
 #include "predict.h"
 #include "variant.h"
 
@@ -355,10 +356,6 @@ static void print_kv_lens(const struct predict_args *a, const clattn_batch_block
 static void print_decode(const struct predict_args *a, const struct predict_row *rows, size_t n)
 {
     char c[10][CELL];
-    const clattn_shape *s = &a->shape;
-    const size_t dv = rows[0].variant.head_dim_v ? rows[0].variant.head_dim_v : s->head_dim;
-    const uint64_t kv_row = (uint64_t)s->kv_heads * (s->head_dim + dv) *
-                            clattn_dtype_size(s->dtype) / 2; /* K and V: 2 kv_row */
     printf("\nQ5  decoding: the fused path per sequence (its own keys, split-KV)%s\n",
            a->causal != CLATTN_CAUSAL_NONE ? ", causal mask applied" : "");
     print_kv_lens(a, &rows[0].pred.batch);
@@ -368,8 +365,10 @@ static void print_decode(const struct predict_args *a, const struct predict_row 
     for (size_t i = 0; i < n; i++) {
         const clattn_prediction *p = &rows[i].pred;
         const clattn_batch_blocks *bb = &p->batch;
-        const uint64_t kv = 2 * kv_row * bb->kv_rows_read, ws = 2 * bb->split_workspace_bytes;
-        const uint64_t rest = p->fused.bytes - kv - ws - rows[i].mask_bytes; /* Q + O */
+        const clattn_cache_estimate *ce = &rows[i].cache_est; /* K and V in their types */
+        const uint64_t kv = ce->k_bytes + ce->v_bytes, ws = 2 * bb->split_workspace_bytes;
+        const uint64_t arrays = ce->table_bytes + ce->scale_bytes + ce->seqlens_bytes;
+        const uint64_t rest = p->fused.bytes - kv - ws - rows[i].mask_bytes - arrays; /* Q + O */
         snprintf(c[1], CELL, "%u (%.8s)", rows[i].problem.splits ? rows[i].problem.splits : 1,
                  rows[i].splits_source);
         printf("  %11s %14s %10s %12s %12s %12s %12s %11s %-8s %12s  %s\n",
@@ -419,6 +418,95 @@ static void print_variant(const struct predict_args *a, const struct predict_row
            "  bound); softcap, ALiBi and sinks change no figure here\n");
 }
 
+/* The cache's view: K and V in their types beside the dtype's, what the
+ * pages and packing add, and the fused path's bytes, time and memory. */
+static void print_cache(const struct predict_args *a, const struct predict_row *rows, size_t n)
+{
+    char c[10][CELL], what[128];
+    const clattn_shape *s = &a->shape;
+    cli_cache_describe(&a->call.cache, s, what, sizeof what);
+    printf("\nQ7  the KV cache: %s (fused path%s)\n", what[0] ? what : cli_dtype_name(s->dtype),
+           a->causal != CLATTN_CAUSAL_NONE ? ", causal mask applied" : "");
+    printf("  K row %" PRIu64 " B, V row %" PRIu64 " B per KV head (%s: %zu B each)\n",
+           rows[0].cache_est.k_row_bytes, rows[0].cache_est.v_row_bytes,
+           cli_dtype_name(s->dtype), s->head_dim * clattn_dtype_size(s->dtype));
+    printf("  %11s %12s %12s %7s %10s %10s %12s %11s %12s  %s\n", "N", "K + V read",
+           "in the dtype", "saving", "table", "scales,cu", "fused bytes", "time", "fused peak",
+           "fit");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_prediction *p = &rows[i].pred;
+        const clattn_cache_estimate *ce = &rows[i].cache_est;
+        const uint64_t kv = ce->k_bytes + ce->v_bytes;
+        snprintf(c[3], CELL, "%.3g×", kv ? (double)ce->dtype_kv_bytes / (double)kv : 1.0);
+        printf("  %11s %12s %12s %8s %10s %10s %12s %11s %12s  %s\n",
+               fmt_len(&rows[i].problem.shape, c[0], CELL), fmt_bytes(kv, c[1], CELL),
+               fmt_bytes(ce->dtype_kv_bytes, c[2], CELL), c[3],
+               fmt_bytes(ce->table_bytes, c[4], CELL),
+               fmt_bytes(ce->scale_bytes + ce->seqlens_bytes, c[5], CELL),
+               fmt_bytes(p->fused.bytes, c[6], CELL), fmt_time(p->fused.time_s, c[7], CELL),
+               fmt_bytes(p->fused.memory.peak_bytes, c[8], CELL), clattn_fit_name(p->fused.fit));
+    }
+    printf("  K + V read: the K/V rows the fused path reads, Hkv x (K row + V row) each (q8_0\n"
+           "  34 B and q4_0 18 B per 32 values, fp8 1 B per value); table: the block table's\n"
+           "  entries of the pages holding each sequence's keys, 4 B each; scales,cu: fp8's fp32\n"
+           "  scales and the packed offsets; fused peak holds the tensors as stored (pages,\n"
+           "  packed tokens) and those arrays\n");
+}
+
+/* --layers: what fits and what a decoding step costs. */
+static void print_serving(const struct predict_args *a, const struct predict_row *rows,
+                          size_t n)
+{
+    char c[12][CELL], what[128];
+    const clattn_shape *s = &a->shape;
+    const clattn_kv_capacity *k0 = &rows[0].capacity;
+    cli_cache_describe(&a->call.cache, s, what, sizeof what);
+    printf("\nQ8  serving: %zu layers of Hkv=%zu d=%zu, cache %s; a decoding step of B=%zu x "
+           "Nq=%zu\n", a->layers, s->kv_heads, s->head_dim, what[0] ? what : cli_dtype_name(s->dtype),
+           s->batch, rows[0].step.shape.q_len);
+    if (k0->free_bytes)
+        printf("  memory for the cache %s (%s)", fmt_bytes(k0->free_bytes, c[0], CELL),
+               clattn_source_name(rows[0].free.source));
+    else
+        printf("  memory for the cache unknown (give --free or --capacity)");
+    printf("; a token %s over every layer, a page %s%s\n",
+           fmt_bytes(k0->token_bytes, c[1], CELL), fmt_bytes(k0->page_bytes, c[2], CELL),
+           k0->alloc_limited ? "; one layer's K or V buffer is bounded by the max allocation"
+                             : "");
+    printf("  %11s %12s %10s %12s %-16s %12s %11s %-7s %22s %12s\n", "N", "tokens fit",
+           "sequences", "batch cache", "fit", "step bytes", "per token", "bound", "expected",
+           "tokens/s");
+    for (size_t i = 0; i < n; i++) {
+        const struct predict_row *r = &rows[i];
+        const clattn_kv_capacity *k = &r->capacity;
+        if (k->free_bytes) {
+            fmt_count(k->tokens, c[1], CELL);
+            fmt_count(k->sequences, c[2], CELL);
+        } else {
+            snprintf(c[1], CELL, "unknown");
+            snprintf(c[2], CELL, "unknown");
+        }
+        if (r->step_expected_s > 0)
+            snprintf(c[7], CELL, "%.24s (x%.3g)", fmt_time(r->step_expected_s, c[8], CELL),
+                     r->step_efficiency);
+        else
+            snprintf(c[7], CELL, "%s", r->step_kernel[0] ? "no efficiency" : "-");
+        if (k->tokens_per_s > 0)
+            snprintf(c[9], CELL, "%.4g", k->tokens_per_s);
+        else
+            snprintf(c[9], CELL, "unknown");
+        printf("  %11zu %12s %10s %12s %-16s %12s %11s %-7s %22s %12s\n",
+               r->step.shape.kv_len, c[1], c[2], fmt_bytes(k->batch_bytes, c[3], CELL),
+               clattn_fit_name(k->fit), fmt_bytes(k->step_bytes, c[4], CELL),
+               fmt_time(k->step_time_s, c[5], CELL), clattn_bound_name(k->bound), c[7], c[9]);
+    }
+    printf("  tokens fit: whole pages of every layer in the memory (less the fp8 scales);\n"
+           "  sequences: of N keys each; batch cache: the B sequences at their lengths; per\n"
+           "  token: one step, every layer's fused roofline time (the whole cache read once\n"
+           "  per layer): each sequence's time per generated token; expected: over the step\n"
+           "  kernel's efficiency recorded by clattn tune\n");
+}
+
 void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const clattn_model_device *dev,
                         const struct predict_limits *l, const struct predict_row *rows,
@@ -434,4 +522,8 @@ void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
         print_decode(a, rows, n);
     if (a->has_variant)
         print_variant(a, rows, n);
+    if (a->has_cache)
+        print_cache(a, rows, n);
+    if (a->layers)
+        print_serving(a, rows, n);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "clattn/clattn.h"
+#include "kvcache.h"
 #include "variant.h"
 
 /* One variant case: the shape and options it runs with, the tensors they
@@ -26,6 +27,9 @@ typedef struct verify_variant {
     clattn_options ref;       /* the reference's options (opts but for a snippet) */
     int lse;                  /* the LSE is compared too */
     uint32_t kv_lens[4];
+    uint32_t q_lens[4];
+    cli_cache cache;          /* the KV cache's form (kvcache.h): its types, pages or
+                               * packing, made from the drawn inputs by the run */
     cli_variant_data data;
 } verify_variant;
 
@@ -40,8 +44,11 @@ typedef struct verify_result {
     clattn_run_info info;
 } verify_result;
 
-/* How many built-in variant cases there are. */
+/* How many built-in variant cases there are (the KV cache's forms among
+ * them, last). */
 size_t verify_variant_count(void);
+/* How many of them are the KV cache's forms. */
+size_t verify_cache_case_count(void);
 
 /* Sets up built-in case i (its tensors drawn from `seed`) over `base`'s
  * kernel and parameters. 0, or CLATTN_ENOMEM. verify_variant_free after. */

@@ -4,9 +4,12 @@
  * (window + softcap + ALiBi + sinks with GQA, bottom-right alignment,
  * per-sequence lengths, split-KV and the LSE, in fp32, fp16 and bf16), the
  * mask kinds and broadcasts, bf16 storage, d_v != d both ways, and the
- * snippets against the built-in variants they reproduce; and the check that
- * runs one of them against the CPU reference (see verify.h). None of the
- * shapes is a multiple of a tile.
+ * snippets against the built-in variants they reproduce; the KV cache's
+ * forms (q8_0, q4_0, fp8 e4m3 and mixed K/V types, pages of 16 and 256
+ * keys through a scattered block table, packed batches with empty
+ * sequences, with GQA, lengths, a window, split-KV and the LSE); and the
+ * check that runs one of them against the CPU reference (see verify.h).
+ * None of the shapes is a multiple of a tile.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,6 +36,10 @@ struct variant_spec {
     clattn_dtype mask_dtype;
     size_t mb, mh;
     int snippet, lse;
+    clattn_kv_type kt, vt;
+    size_t page;
+    int packed;
+    uint32_t q_lens[4];
 };
 
 #define F32 CLATTN_F32
@@ -46,6 +53,7 @@ struct variant_spec {
 #define WINDOW(L, R) .wl = L, .wr = R
 #define MASK(KIND, DT, MB, MH) .mask = CLATTN_MASK_##KIND, .mask_dtype = DT, .mb = MB, .mh = MH
 #define NO_WINDOW .wl = -1, .wr = -1
+#define KV(K, V) .kt = CLATTN_KV_##K, .vt = CLATTN_KV_##V
 
 static const struct variant_spec specs[] = {
     { "softcap", SHAPE(2, 4, 2, 9, 70, 32, 32, F32, TL), .scale = 0.4f, .softcap = 0.5f,
@@ -87,6 +95,23 @@ static const struct variant_spec specs[] = {
       NO_WINDOW, .snippet = SNIPPET_SOFTCAP },
     { "window as mask_mod", SHAPE(1, 4, 2, 10, 90, 32, 32, F32, NONE), NO_WINDOW,
       .snippet = SNIPPET_WINDOW },
+    /* The KV cache's forms: the fused path's (the naive path refuses them). */
+    { "q8_0 cache, decoding, kv_lens, LSE", SHAPE(3, 8, 2, 1, 300, 64, 64, F16, BR), NO_WINDOW,
+      KV(Q8_0, Q8_0), .kv_lens = { 300, 1, 77 }, .lse = 1 },
+    { "q4_0 cache", SHAPE(2, 4, 2, 19, 150, 32, 32, F32, BR), NO_WINDOW, KV(Q4_0, Q4_0) },
+    { "fp8 cache, split, LSE", SHAPE(2, 4, 1, 3, 200, 64, 64, BF16, NONE), NO_WINDOW,
+      KV(FP8_E4M3, FP8_E4M3), .split = 2, .lse = 1 },
+    { "K q8_0, V fp8", SHAPE(1, 4, 2, 5, 120, 32, 32, F16, TL), NO_WINDOW,
+      KV(Q8_0, FP8_E4M3) },
+    { "pages of 16, q8_0, an empty sequence, LSE", SHAPE(3, 4, 2, 2, 200, 32, 32, F16, BR),
+      NO_WINDOW, KV(Q8_0, Q8_0), .page = 16, .kv_lens = { 200, 0, 37 }, .lse = 1 },
+    { "pages of 256, split", SHAPE(2, 8, 2, 1, 600, 64, 64, F16, NONE), NO_WINDOW,
+      KV(DTYPE, DTYPE), .page = 256, .kv_lens = { 600, 300 }, .split = 3 },
+    { "packed, an empty sequence, LSE", SHAPE(3, 4, 2, 21, 90, 32, 32, F32, BR), NO_WINDOW,
+      KV(DTYPE, DTYPE), .packed = 1, .q_lens = { 21, 0, 5 }, .kv_lens = { 90, 0, 33 },
+      .lse = 1 },
+    { "packed q4_0, window", SHAPE(2, 6, 3, 9, 70, 32, 32, F16, NONE), WINDOW(9, 4),
+      KV(Q4_0, Q4_0), .packed = 1, .q_lens = { 9, 4 }, .kv_lens = { 70, 40 } },
 };
 
 #undef F32
@@ -99,6 +124,7 @@ static const struct variant_spec specs[] = {
 #undef WINDOW
 #undef MASK
 #undef NO_WINDOW
+#undef KV
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
@@ -115,6 +141,15 @@ static const char window_snippet[] =
 size_t verify_variant_count(void)
 {
     return N_SPECS;
+}
+
+size_t verify_cache_case_count(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_SPECS; i++)
+        n += specs[i].kt != CLATTN_KV_DTYPE || specs[i].vt != CLATTN_KV_DTYPE ||
+             specs[i].page || specs[i].packed;
+    return n;
 }
 
 void verify_variant_free(verify_variant *c)
@@ -168,9 +203,14 @@ int verify_variant_make(size_t i, const clattn_options *base, uint64_t seed, ver
     c->opts.head_dim_v = v->dv != v->d ? v->dv : 0;
     c->opts.kv_lens = NULL;
     memcpy(c->kv_lens, v->kv_lens, sizeof c->kv_lens);
-    for (size_t b = 0; b < 4; b++)
+    memcpy(c->q_lens, v->q_lens, sizeof c->q_lens);
+    for (size_t b = 0; b < 4; b++) {
         if (v->kv_lens[b])
             c->opts.kv_lens = c->kv_lens;
+        if (v->q_lens[b])
+            c->opts.q_lens = c->q_lens;
+    }
+    c->cache = (cli_cache){ v->kt, v->vt, v->page, v->packed };
     c->lse = v->lse;
     int rc = draw_tensors(v, seed, c);
     c->ref = c->opts;
@@ -202,11 +242,11 @@ static void host_free(struct host_arrays *h)
 /* The call on device buffers of the tool's own, O and the LSE poisoned
  * (all-ones bytes: NaN in every dtype) and read back. */
 static int run_device(clattn_ctx *ctx, const verify_variant *c, const clattn_options *opts,
-                      const size_t bytes[5], struct host_arrays *h, verify_result *r)
+                      const void *const in[3], const size_t bytes[5], void *o, float *lse,
+                      verify_result *r)
 {
     cl_context cl = clattn_cl_context(ctx);
     cl_command_queue queue = clattn_cl_queue(ctx);
-    const void *in[3] = { h->q, h->k, h->v };
     cl_mem b[5] = { NULL, NULL, NULL, NULL, NULL };
     cl_int err = CL_SUCCESS;
     int rc = CLATTN_OK;
@@ -236,9 +276,9 @@ static int run_device(clattn_ctx *ctx, const verify_variant *c, const clattn_opt
         goto out;
     }
     r->seconds = cli_now() - t0;
-    err = clEnqueueReadBuffer(queue, b[3], CL_TRUE, 0, bytes[3], h->o, 0, NULL, NULL);
+    err = clEnqueueReadBuffer(queue, b[3], CL_TRUE, 0, bytes[3], o, 0, NULL, NULL);
     if (err == CL_SUCCESS && c->lse)
-        err = clEnqueueReadBuffer(queue, b[4], CL_TRUE, 0, bytes[4], h->lse, 0, NULL, NULL);
+        err = clEnqueueReadBuffer(queue, b[4], CL_TRUE, 0, bytes[4], lse, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         rc = CLATTN_EDEVLOST;
 out:
@@ -287,20 +327,51 @@ int verify_variant_run(clattn_ctx *ctx, const verify_variant *c, clattn_path pat
                              malloc(bytes[3]), malloc(bytes[4]),
                              malloc(rows * dv * sizeof(double)), malloc(rows * sizeof(double)) };
     int rc = CLATTN_ENOMEM;
+    void *o = h.o;
+    cli_cache_data cd;
+    memset(&cd, 0, sizeof cd);
     if (!h.q || !h.k || !h.v || !h.o || !h.lse || !h.ref || !h.ref_lse)
         goto out;
     clattn_random_fill(h.q, rows * d, s->dtype, seed);
     clattn_random_fill(h.k, kv_rows * d, s->dtype, seed + 1);
     clattn_random_fill(h.v, kv_rows * dv, s->dtype, seed + 2);
-    clattn_options opts = c->opts;
+    clattn_options opts = c->opts, ref = c->ref;
     opts.path = path;
-    rc = run_device(ctx, c, &opts, bytes, &h, r);
+    const void *in[3] = { h.q, h.k, h.v }, *kr = h.k, *vr = h.v;
+    size_t dev_bytes[5] = { bytes[0], bytes[1], bytes[2], bytes[3], bytes[4] };
+    if (cli_cache_any(&c->cache)) {
+        /* The cache's forms of the drawn inputs: the device's quantized,
+         * paged or packed, the reference's the same values plain. */
+        rc = cli_cache_make(&c->cache, s, dv, h.q, h.k, h.v, c->opts.kv_lens, c->opts.q_lens,
+                            &cd, &ref, &opts);
+        if (rc < 0)
+            goto out;
+        kr = cd.k ? cd.k : h.k;
+        vr = cd.v ? cd.v : h.v;
+        in[0] = cd.dq ? cd.dq : h.q;
+        in[1] = cd.dk ? cd.dk : kr;
+        in[2] = cd.dv ? cd.dv : vr;
+        dev_bytes[0] = cd.q_bytes;
+        dev_bytes[1] = cd.kd_bytes;
+        dev_bytes[2] = cd.vd_bytes;
+        dev_bytes[3] = cd.o_bytes;
+        if (cd.cu_q && !(o = malloc(cd.o_bytes))) {
+            rc = CLATTN_ENOMEM;
+            goto out;
+        }
+    }
+    rc = run_device(ctx, c, &opts, in, dev_bytes, o, h.lse, r);
     if (rc < 0)
         goto out;
-    rc = clattn_reference_ex(s, &c->ref, h.q, h.k, h.v, h.ref, h.ref_lse);
+    if (o != h.o) /* packed: the rows back to their sequences */
+        cli_cache_unpack_o(&cd, s, dv, o, h.o);
+    rc = clattn_reference_ex(s, &ref, h.q, kr, vr, h.ref, h.ref_lse);
     if (rc == 0)
         rc = compare(c, &h, dv, r);
 out:
+    if (o != h.o)
+        free(o);
+    cli_cache_free(&cd);
     host_free(&h);
     return rc;
 }

@@ -438,6 +438,9 @@ static void test_paged(void **state)
         { 7, 0, 0, 1, CLATTN_KV_DTYPE, CLATTN_CAUSAL_TOP_LEFT, "paged 7, device table" },
         { 256, 1, 0, 0, CLATTN_KV_Q8_0, CLATTN_CAUSAL_NONE, "paged 256 q8_0" },
         { 1, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 1 fp8" },
+        { 16, 1, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, "paged 16 fp8 token-major" },
+        { 32, 0, 0, 0, CLATTN_KV_Q4_0, CLATTN_CAUSAL_NONE, "paged 32 q4_0 d 32 decode" },
+        { 300, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, "paged 300 fp8" },
         { 32, 1, 1, 1, CLATTN_KV_Q4_0, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 32 q4_0 shared, device" },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -592,12 +595,158 @@ static void test_refusals(void **state)
     problem_free(&p);
 }
 
+
+/* A decoding step appended to a cache in place (contiguous and paged,
+ * across a page boundary, each type), on the device and on the host: the
+ * same bytes, quantized alike; the device lengths advanced; attention over
+ * the grown cache against the reference. */
+static void test_append(void **state)
+{
+    (void)state;
+    static const struct {
+        clattn_kv_type type;
+        size_t page;
+        clattn_dtype dt;
+    } cases[] = {
+        { CLATTN_KV_DTYPE, 0, CLATTN_F16 },  { CLATTN_KV_Q8_0, 16, CLATTN_F16 },
+        { CLATTN_KV_Q4_0, 0, CLATTN_F32 },   { CLATTN_KV_FP8_E4M3, 16, CLATTN_BF16 },  { CLATTN_KV_FP8_E4M3, 0, CLATTN_F16 },
+        { CLATTN_KV_Q8_0, 0, CLATTN_F32 },
+    };
+    cl_context cl = clattn_cl_context(ctx);
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t B = 3, HK = 2, H = 4, NK = 64, NNEW = 3, d = 32;
+        const clattn_dtype dt = cases[c].dt;
+        const size_t e = clattn_dtype_size(dt), rb = row_bytes(cases[c].type, dt, d);
+        clattn_shape s = { B, H, HK, NNEW, NK, d, dt };
+        clattn_options o;
+        clattn_default_options(&o);
+        o.k_type = o.v_type = cases[c].type;
+        float scale = 0.01f;
+        if (cases[c].type == CLATTN_KV_FP8_E4M3)
+            o.k_scale = o.v_scale = &scale;
+        uint32_t lens[3] = { 15, 0, 61 }, grown[3];
+        o.kv_lens = lens;
+        int32_t table[3 * 4];
+        size_t rows = B * HK * NK;
+        if (cases[c].page) { /* pages of 16 keys in reverse order, token-major */
+            o.page_size = cases[c].page;
+            o.num_pages = 12;
+            for (int i = 0; i < 12; i++)
+                table[i] = 11 - i;
+            o.block_table = table;
+            o.k_layout = o.v_layout = (clattn_layout){ 16 * HK * d, d, HK * d, 0 };
+            rows = 12 * 16 * HK;
+        }
+        void *kc = make_tensor(rows, d, dt, cases[c].type, scale, 600 + c);
+        void *vc = make_tensor(rows, d, dt, cases[c].type, scale, 700 + c);
+        void *kh = malloc(rows * rb), *vh = malloc(rows * rb), *kd = malloc(rows * rb),
+             *vd = malloc(rows * rb);
+        void *kn = malloc(B * HK * NNEW * d * e), *vn = malloc(B * HK * NNEW * d * e);
+        assert_true(kh && vh && kd && vd && kn && vn);
+        memcpy(kh, kc, rows * rb);
+        memcpy(vh, vc, rows * rb);
+        clattn_random_fill(kn, B * HK * NNEW * d, dt, 800 + c);
+        clattn_random_fill(vn, B * HK * NNEW * d, dt, 900 + c);
+        /* The new keys as FlashAttention passes them: [B, Nnew, Hkv, d]. */
+        const clattn_layout nl = { 0, d, HK * d, 0 };
+        assert_int_equal(clattn_kv_append(&s, &o, NNEW, &nl, kn, vn, kh, vh), CLATTN_OK);
+        cl_int err;
+        cl_mem m[5];
+        const void *host[5] = { kn, vn, kc, vc, lens };
+        const size_t bytes[5] = { B * HK * NNEW * d * e, B * HK * NNEW * d * e, rows * rb,
+                                  rows * rb, sizeof lens };
+        for (int i = 0; i < 5; i++) {
+            m[i] = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes[i],
+                                  (void *)host[i], &err);
+            assert_int_equal(err, CL_SUCCESS);
+        }
+        clattn_extras ex = CLATTN_EXTRAS_INIT;
+        ex.kv_lens = m[4];
+        clattn_options od = o;
+        od.kv_lens = NULL;
+        const int rc = clattn_kv_append_cl(ctx, &s, &od, NNEW, &nl, m[0], m[1], m[2], m[3], &ex,
+                                           1, 0, NULL, NULL);
+        if (rc < 0)
+            fail_msg("append %zu: %s: %s", c, clattn_error_name(rc), clattn_last_error_detail());
+        assert_int_equal(clEnqueueReadBuffer(queue, m[2], CL_TRUE, 0, rows * rb, kd, 0, NULL,
+                                             NULL), CL_SUCCESS);
+        assert_int_equal(clEnqueueReadBuffer(queue, m[3], CL_TRUE, 0, rows * rb, vd, 0, NULL,
+                                             NULL), CL_SUCCESS);
+        assert_int_equal(clEnqueueReadBuffer(queue, m[4], CL_TRUE, 0, sizeof grown, grown, 0,
+                                             NULL, NULL), CL_SUCCESS);
+        assert_memory_equal(kd, kh, rows * rb);
+        assert_memory_equal(vd, vh, rows * rb);
+        assert_memory_not_equal(kd, kc, rows * rb); /* the append wrote */
+        for (size_t b = 0; b < B; b++)
+            assert_int_equal(grown[b], lens[b] + NNEW);
+        /* Attention over the grown cache on the device (its lengths there)
+         * against the reference on the host's. */
+        struct problem p;
+        memset(&p, 0, sizeof p);
+        p.s = s;
+        p.dv = d;
+        p.o = o;
+        p.o.causal = CLATTN_CAUSAL_BOTTOM_RIGHT;
+        memcpy(p.kv_lens, grown, sizeof grown);
+        p.o.kv_lens = p.kv_lens;
+        p.q = malloc(clattn_shape_q_elems(&s) * e);
+        assert_true(p.q);
+        clattn_random_fill(p.q, clattn_shape_q_elems(&s), dt, 1000 + c);
+        const size_t n = B * H * NNEW * d;
+        double *ref = malloc(n * sizeof *ref);
+        void *out = malloc(n * e);
+        assert_true(ref && out);
+        /* The reference reads pages head-major: [num_pages, Hkv, 16, d]. */
+        void *kr = malloc(rows * rb), *vr = malloc(rows * rb);
+        assert_true(kr && vr);
+        memcpy(kr, kh, rows * rb);
+        memcpy(vr, vh, rows * rb);
+        if (cases[c].page)
+            for (size_t pg = 0; pg < 12; pg++)
+                for (size_t slot = 0; slot < 16; slot++)
+                    for (size_t hk = 0; hk < HK; hk++) {
+                        copy_row(kr, (pg * HK + hk) * 16 + slot, kh, (pg * 16 + slot) * HK + hk, rb);
+                        copy_row(vr, (pg * HK + hk) * 16 + slot, vh, (pg * 16 + slot) * HK + hk, rb);
+                    }
+        clattn_options ro = p.o;
+        ro.k_layout = ro.v_layout = (clattn_layout){ 0, 0, 0, 0 };
+        assert_int_equal(clattn_reference(&s, &ro, p.q, kr, vr, ref), CLATTN_OK);
+        free(kr);
+        free(vr);
+        memset(out, 0xff, n * e);
+        p.o.fused_kernel = CLATTN_FUSED_PORTABLE;
+        assert_int_equal(clattn_attention(ctx, &s, &p.o, p.q, kd, vd, out, NULL), CLATTN_OK);
+        double tol_abs, tol_rel, worst = 0;
+        clattn_tolerance(dt, &tol_abs, &tol_rel);
+        for (size_t i = 0; i < n; i++) {
+            const double err2 = fabs(out_value(dt, out, i) - ref[i]);
+            worst = err2 > worst || isnan(err2) ? err2 : worst;
+        }
+        if (!(worst <= tol_abs))
+            fail_msg("append %zu: attention after it errs by %g", c, worst);
+        /* Past the cache's capacity: refused from host lengths. */
+        uint32_t full[3] = { 62, 0, 0 };
+        o.kv_lens = full;
+        assert_int_equal(clattn_kv_append(&s, &o, NNEW, &nl, kn, vn, kh, vh), CLATTN_EINVAL);
+        if (cases[c].page) { /* a page the append would write is outside the cache */
+            o.kv_lens = lens;
+            table[1] = 12;
+            assert_int_equal(clattn_kv_append(&s, &o, NNEW, &nl, kn, vn, kh, vh), CLATTN_EINVAL);
+        }
+        for (int i = 0; i < 5; i++)
+            clReleaseMemObject(m[i]);
+        free(kc), free(vc), free(kh), free(vh), free(kd), free(vd), free(kn), free(vn);
+        free(p.q), free(ref), free(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantized),       cmocka_unit_test(test_paged),
         cmocka_unit_test(test_packed),          cmocka_unit_test(test_reference_forms),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_refusals),        cmocka_unit_test(test_append),
     };
     return DEVICE_SUITE_MAIN(&ctx, tests);
 }

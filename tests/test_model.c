@@ -14,6 +14,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "model/memory.h"
 
 #define KiB ((uint64_t)1 << 10)
 #define MiB ((uint64_t)1 << 20)
@@ -1059,6 +1060,319 @@ static void variant_bad_arguments(void **state)
     clattn_model_default_variant(NULL); /* NULL-safe */
 }
 
+/* ------------------------------------------------------------ KV caches */
+
+static clattn_model_cache cache_of(clattn_kv_type k, clattn_kv_type v)
+{
+    clattn_model_cache c;
+    clattn_model_default_cache(&c);
+    c.k_type = k;
+    c.v_type = v;
+    return c;
+}
+
+/* K and V in their types, written out: B = 2, Hkv = 2, Nk = 1000, d = 128,
+ * fp16, one query of H = 8 heads per sequence (Q and O 4096 bytes each). */
+static void cache_types_by_hand(void **state)
+{
+    (void)state;
+    clattn_model_problem p = problem_of(shape_of(2, 8, 2, 1, 1000, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_model_device dev = seed_device();
+    clattn_prediction plain, pr;
+    clattn_cache_estimate ce;
+    const uint64_t qo = 2 * 8 * 1 * 128 * 2; /* Q, and O */
+    assert_int_equal(clattn_model_predict(&p, &dev, &plain), CLATTN_OK);
+    assert_int_equal(plain.fused.bytes, 2 * 2 * 2 * 1000 * 128 * 2 + 2 * qo); /* 2,056,192 */
+    /* The plain cache, and a NULL one, are clattn_model_predict. */
+    clattn_model_cache c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_memory_equal(&plain, &pr, sizeof pr);
+    assert_int_equal(ce.k_row_bytes, 256);
+    assert_int_equal(ce.k_bytes + ce.v_bytes, ce.dtype_kv_bytes);
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, NULL, &dev, &pr, NULL), CLATTN_OK);
+    assert_memory_equal(&plain, &pr, sizeof pr);
+
+    /* q8_0: 34 bytes per 32 values, a row of 128 is 136 bytes. */
+    c = cache_of(CLATTN_KV_Q8_0, CLATTN_KV_Q8_0);
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(ce.k_row_bytes, 136);
+    assert_int_equal(ce.k_bytes, 2 * 2 * 1000 * 136); /* 544,000 */
+    assert_int_equal(ce.v_bytes, 544000);
+    assert_int_equal(ce.dtype_kv_bytes, 2048000);
+    assert_int_equal(pr.fused.bytes, 2 * 544000 + 2 * qo); /* 1,096,192 */
+    assert_int_equal(pr.fused.memory.peak_bytes, 2 * 544000 + 2 * qo);
+    assert_true(pr.fused.flops == plain.fused.flops);
+    assert_int_equal(pr.naive.bytes, plain.naive.bytes); /* the naive path takes no cache */
+    assert_memory_equal(&pr.traffic, &plain.traffic, sizeof pr.traffic);
+
+    /* K q4_0 (18 bytes per 32: 72 a row), V fp8 (128 a row) and its one
+     * fp32 scale; per head, one scale per KV head. */
+    c = cache_of(CLATTN_KV_Q4_0, CLATTN_KV_FP8_E4M3);
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(ce.k_bytes, 2 * 2 * 1000 * 72);
+    assert_int_equal(ce.v_bytes, 2 * 2 * 1000 * 128);
+    assert_int_equal(ce.scale_bytes, 4);
+    assert_int_equal(pr.fused.bytes, 288000 + 512000 + 4 + 2 * qo); /* 808,196 */
+    assert_int_equal(pr.fused.memory.peak_bytes, 288000 + 512000 + 4 + 2 * qo);
+    c.kv_scale_per_head = 1;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(ce.scale_bytes, 2 * 4);
+    /* fp32 queries with an fp8 cache: the cache's bytes, the queries' own. */
+    clattn_model_problem p32 = p;
+    p32.shape.dtype = CLATTN_F32;
+    c = cache_of(CLATTN_KV_FP8_E4M3, CLATTN_KV_FP8_E4M3);
+    assert_int_equal(clattn_model_predict_cache(&p32, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(pr.fused.bytes, 2 * 2 * 2 * 1000 * 128 + 8 + 2 * 2 * qo);
+}
+
+/* Pages of 256 keys: the same K/V rows read, the block table's entries of
+ * the pages holding each sequence's keys read, and the plan holding the
+ * pages and the table. */
+static void cache_pages_by_hand(void **state)
+{
+    (void)state;
+    clattn_model_problem p = problem_of(shape_of(2, 8, 2, 1, 1000, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 64, 64);
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    clattn_cache_estimate ce;
+    const uint64_t qo = 2 * 8 * 128 * 2;
+    clattn_model_cache c = cache_of(CLATTN_KV_Q8_0, CLATTN_KV_Q8_0);
+    c.page_size = 256;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    /* ceil(1000 / 256) = 4 pages a sequence: 8 entries, 32 bytes. */
+    assert_int_equal(ce.table_bytes, 2 * 4 * 4);
+    assert_int_equal(pr.fused.bytes, 2 * 544000 + qo + qo + 32);
+    /* 8 pages of Hkv x 256 rows of 136 bytes, K and V; the table B x 4. */
+    assert_int_equal(ce.kv_rows, 8 * 256);
+    assert_int_equal(ce.k_buffer_bytes, 8 * 2 * 256 * 136); /* 557,056 */
+    assert_int_equal(ce.table_buffer_bytes, 32);
+    assert_int_equal(pr.fused.memory.peak_bytes, 2 * 557056 + 2 * qo + 32);
+    /* A pool of 100 pages, a table of 10 entries a sequence. */
+    c.num_pages = 100;
+    c.block_table_stride = 10;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(ce.k_buffer_bytes, 100 * 2 * 256 * 136);
+    assert_int_equal(ce.table_buffer_bytes, 2 * 10 * 4);
+    assert_int_equal(pr.fused.bytes, 2 * 544000 + 2 * qo + 32); /* reads are the same */
+    assert_string_equal(pr.fused.memory.largest_name, "K");
+    /* Lengths 1000 and 17: 4 + 1 entries; the second sequence's rows alone. */
+    static const uint32_t lens[2] = { 1000, 17 };
+    p.kv_lens = lens;
+    c.num_pages = 0;
+    c.block_table_stride = 0;
+    c.page_size = 16;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(ce.table_bytes, 4 * (63 + 2));
+    assert_int_equal(ce.k_bytes, 2 * (1000 + 17) * 136);
+    assert_int_equal(pr.fused.bytes, 2 * 2 * 1017 * 136 + 2 * qo + 4 * 65);
+}
+
+/* A packed batch: queries 4 and 1, keys 1000 and 300, bottom-right; the
+ * tensors hold the sequences' tokens and nothing more, O the packed rows. */
+static void cache_packed_by_hand(void **state)
+{
+    (void)state;
+    static const uint32_t q_lens[2] = { 4, 1 }, kv_lens[2] = { 1000, 300 };
+    clattn_model_problem p = problem_of(shape_of(2, 8, 2, 4, 1000, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_BOTTOM_RIGHT, 64, 64);
+    p.kv_lens = kv_lens;
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    clattn_cache_estimate ce;
+    clattn_model_cache c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    c.packed = 1;
+    c.q_lens = q_lens;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    const uint64_t q_row = 8 * 128 * 2, kv_row = 2 * 2 * 128 * 2; /* K and V of a token */
+    assert_int_equal(ce.q_rows, 5);
+    assert_int_equal(ce.kv_rows, 1300);
+    assert_int_equal(ce.seqlens_bytes, 2 * 3 * 4);
+    assert_int_equal(pr.batch.kv_rows_read, 1300);
+    assert_int_equal(pr.fused.bytes, 5 * q_row + 5 * q_row + 1300 * kv_row + 24); /* 1,351,704 */
+    assert_int_equal(pr.fused.memory.peak_bytes, 2 * 5 * q_row + 1300 * kv_row + 24);
+    /* Visible: 997 + 998 + 999 + 1000 and 300; computed: every pair of the
+     * one query block of each, 4 x 1000 + 300. */
+    assert_int_equal(pr.batch.visible_pairs, 3994 + 300);
+    assert_int_equal(pr.batch.computed_pairs, 4300);
+    assert_true(pr.fused.flops == 2.0 * 256 * 8 * 4300);
+    /* Padded with q_lens: the same reads but O whole, and B Nq, B Nk rows held. */
+    c.packed = 0;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(pr.fused.bytes, 5 * q_row + 8 * q_row + 1300 * kv_row);
+    assert_int_equal(ce.q_rows, 8);
+    assert_int_equal(ce.kv_rows, 2000);
+    /* A sequence of no query reads nothing of its own. */
+    static const uint32_t none[2] = { 4, 0 };
+    c.q_lens = none;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, &ce), CLATTN_OK);
+    assert_int_equal(pr.batch.kv_rows_read, 1000);
+    assert_int_equal(pr.fused.bytes, 4 * q_row + 8 * q_row + 1000 * kv_row);
+}
+
+/* Tokens that fit and the time per token, by arithmetic: 32 layers of
+ * Hkv = 8, d = 128, q8_0 in pages of 16, in 10 GiB. */
+static void kv_capacity_by_hand(void **state)
+{
+    (void)state;
+    clattn_model_problem p = problem_of(shape_of(8, 32, 8, 1, 4096, 128, CLATTN_F16),
+                                        CLATTN_CAUSAL_BOTTOM_RIGHT, 64, 64);
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    dev.bandwidth = 1e12;
+    dev.peak_flops = 1e14;
+    clattn_model_cache c = cache_of(CLATTN_KV_Q8_0, CLATTN_KV_Q8_0);
+    c.page_size = 16;
+    clattn_kv_capacity k;
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 32, 10 * GiB, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.token_bytes, 32 * 8 * (136 + 136)); /* 69,632 */
+    assert_int_equal(k.page_bytes, 69632 * 16);           /* 1,114,112 */
+    assert_int_equal(k.free_bytes, 10 * GiB);
+    /* 10 GiB / 1,114,112 = 9637.6: 9637 pages, 154,192 tokens. */
+    assert_int_equal(k.pages, 9637);
+    assert_true(9637 * k.page_bytes <= 10 * GiB && 9638 * k.page_bytes > 10 * GiB);
+    assert_int_equal(k.tokens, 9637 * 16);
+    assert_int_equal(k.sequence_pages, 4096 / 16);
+    assert_int_equal(k.sequences, 9637 / 256); /* 37 */
+    assert_int_equal(k.batch_pages, 8 * 256);
+    assert_int_equal(k.batch_bytes, 2048 * k.page_bytes);
+    assert_int_equal(k.fit, CLATTN_FIT_OK);
+    assert_int_equal(k.alloc_limited, 0);
+    /* A step: per layer K and V of 8 x 8 x 4096 rows of 136 bytes, Q and
+     * O 8 x 32 x 128 x 2 each, entries 8 x 256 x 4; at 1 TB/s. */
+    const uint64_t layer = 2 * 8 * 8 * 4096 * 136 + 2 * 8 * 32 * 128 * 2 + 8 * 256 * 4;
+    assert_int_equal(k.step_bytes, 32 * layer);
+    assert_true(fabs(k.layer_time_s - (double)layer / 1e12) < 1e-15);
+    assert_true(fabs(k.step_time_s - 32 * (double)layer / 1e12) < 1e-12);
+    assert_true(fabs(k.tokens_per_s - 8 / k.step_time_s) < 1e-6 * k.tokens_per_s);
+    assert_int_equal(k.bound, CLATTN_BOUND_MEMORY);
+    assert_true(k.step_flops == 32.0 * 4 * 128 * 8 * 32 * 4096);
+
+    /* A known max allocation bounds one layer's K buffer: 64 MiB over
+     * 8 x 16 x 136 bytes a page is 3855 pages. */
+    dev.max_alloc_bytes = 64 * MiB;
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 32, 10 * GiB, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.pages, 67108864 / 17408);
+    assert_int_equal(k.alloc_limited, 1);
+    assert_int_equal(k.fit, CLATTN_FIT_OK); /* 2048 pages still fit */
+    dev.max_alloc_bytes = 0;
+
+    /* fp8, unpaged: 65,536 bytes a token, the 32 layers' 2 scales first. */
+    c = cache_of(CLATTN_KV_FP8_E4M3, CLATTN_KV_FP8_E4M3);
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 32, 1 * GiB, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.token_bytes, 32 * 8 * 256);
+    assert_int_equal(k.scale_bytes, 32 * 2 * 4);
+    assert_int_equal(k.pages, (GiB - 256) / 65536); /* 16383 tokens */
+    assert_int_equal(k.tokens, 16383);
+    assert_int_equal(k.sequences, 3);
+    assert_int_equal(k.batch_bytes, 8 * 4096 * 65536ull + 256);
+    assert_int_equal(k.fit, CLATTN_FIT_OVER_CAPACITY);
+
+    /* Unknown memory: the counts unknown, the step still priced. */
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 32, 0, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.tokens, 0);
+    assert_int_equal(k.fit, CLATTN_FIT_UNKNOWN);
+    assert_true(k.step_time_s > 0);
+    /* The device's capacity stands in for free memory. */
+    dev.capacity_bytes = 1 * GiB;
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 32, 0, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.tokens, 16383);
+    /* Per-sequence contexts: the batch's pages at its own lengths. */
+    static const uint32_t lens[8] = { 4096, 1, 0, 17, 4096, 4096, 100, 2 };
+    p.kv_lens = lens;
+    c = cache_of(CLATTN_KV_Q4_0, CLATTN_KV_Q4_0);
+    c.page_size = 16;
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 2, 0, &dev, &k), CLATTN_OK);
+    assert_int_equal(k.token_bytes, 2 * 8 * (72 + 72));
+    assert_int_equal(k.batch_pages, 256 + 1 + 0 + 2 + 256 + 256 + 7 + 1);
+    assert_true(fabs(k.tokens_per_s - 7 / k.step_time_s) < 1e-6 * k.tokens_per_s);
+}
+
+static void cache_bad_arguments(void **state)
+{
+    (void)state;
+    clattn_model_problem p = problem_of(shape_of(2, 4, 2, 8, 64, 64, CLATTN_F16),
+                                        CLATTN_CAUSAL_NONE, 16, 16);
+    clattn_model_device dev = seed_device();
+    clattn_prediction pr;
+    clattn_kv_capacity k;
+    clattn_model_cache c;
+    memset(&c, 0, sizeof c); /* struct_size not set up */
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c = cache_of((clattn_kv_type)9, CLATTN_KV_DTYPE);
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    clattn_model_problem odd = p;
+    odd.shape.head_dim = 48; /* not a multiple of a block's 32 */
+    c = cache_of(CLATTN_KV_Q8_0, CLATTN_KV_DTYPE);
+    assert_int_equal(clattn_model_predict_cache(&odd, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_FP8_E4M3); /* fp8 takes any d */
+    assert_int_equal(clattn_model_predict_cache(&odd, NULL, &c, &dev, &pr, NULL), CLATTN_OK);
+    clattn_model_variant v;
+    clattn_model_default_variant(&v);
+    v.head_dim_v = 40; /* V's rows: q4_0 needs a multiple of 32 */
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_Q4_0);
+    assert_int_equal(clattn_model_predict_cache(&p, &v, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    c.packed = 1;
+    c.page_size = 16;
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    c.num_pages = 4; /* without page_size */
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    c.page_size = 16;
+    c.block_table_stride = 3; /* 64 keys take 4 pages */
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    static const uint32_t q_lens[2] = { 8, 9 };
+    c = cache_of(CLATTN_KV_DTYPE, CLATTN_KV_DTYPE);
+    c.q_lens = q_lens; /* 9 > Nq */
+    assert_int_equal(clattn_model_predict_cache(&p, NULL, &c, &dev, &pr, NULL), CLATTN_EINVAL);
+    c.q_lens = NULL;
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 0, 0, &dev, &k), CLATTN_EINVAL);
+    assert_int_equal(clattn_model_kv_capacity(&p, NULL, &c, 1, 0, &dev, NULL), CLATTN_EINVAL);
+    clattn_model_default_cache(NULL); /* NULL-safe */
+}
+
+/* The runtime's plan of a call with a cache (model_memory_options): the
+ * tensors as stored, and the arrays beside them. */
+static void cache_runtime_memory(void **state)
+{
+    (void)state;
+    clattn_shape s = shape_of(2, 8, 2, 1, 1000, 128, CLATTN_F16);
+    clattn_options o;
+    clattn_default_options(&o);
+    clattn_memory_plan plan, plain;
+    assert_int_equal(model_memory_options(&s, &o, 0, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_FUSED, 0, &plain), CLATTN_OK);
+    assert_memory_equal(&plan, &plain, sizeof plan);
+    /* q8_0 in 9 pages of 256 keys, a table of 4 entries a sequence. */
+    static const int32_t table[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    o.k_type = o.v_type = CLATTN_KV_Q8_0;
+    o.page_size = 256;
+    o.num_pages = 9;
+    o.block_table = table;
+    assert_int_equal(model_memory_options(&s, &o, 0, CLATTN_PATH_FUSED, 100, &plan), CLATTN_OK);
+    assert_int_equal(plan.peak_bytes, 2 * 9 * 2 * 256 * 136 + 2 * 4096 + 2 * 4 * 4 + 100);
+    assert_string_equal(plan.largest_name, "K");
+    /* The naive path's plan is the dtype's whatever the options say. */
+    assert_int_equal(model_memory_options(&s, &o, 0, CLATTN_PATH_NAIVE, 0, &plan), CLATTN_OK);
+    assert_int_equal(clattn_model_memory(&s, CLATTN_PATH_NAIVE, 0, &plain), CLATTN_OK);
+    assert_memory_equal(&plan, &plain, sizeof plan);
+    /* Packed: 2 query and 1300 key tokens, fp8 K with its scale, the offsets. */
+    static const int32_t cu_q[3] = { 0, 1, 2 }, cu_k[3] = { 0, 1000, 1300 };
+    static const float scale = 0.5f;
+    clattn_default_options(&o);
+    o.k_type = CLATTN_KV_FP8_E4M3;
+    o.k_scale = &scale;
+    o.cu_seqlens_q = cu_q;
+    o.cu_seqlens_k = cu_k;
+    assert_int_equal(model_memory_options(&s, &o, 0, CLATTN_PATH_FUSED, 0, &plan), CLATTN_OK);
+    assert_int_equal(plan.peak_bytes, 2 * 2 * 8 * 128 * 2 + 1300 * 2 * 128 + 1300 * 2 * 256 +
+                                          4 + 2 * 3 * 4);
+    assert_int_equal(plan.largest_bytes, 1300 * 2 * 256); /* V, in the dtype */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1091,6 +1405,12 @@ int main(void)
         cmocka_unit_test(head_dim_v_by_hand),
         cmocka_unit_test(mask_bytes_by_hand),
         cmocka_unit_test(variant_bad_arguments),
+        cmocka_unit_test(cache_types_by_hand),
+        cmocka_unit_test(cache_pages_by_hand),
+        cmocka_unit_test(cache_packed_by_hand),
+        cmocka_unit_test(kv_capacity_by_hand),
+        cmocka_unit_test(cache_bad_arguments),
+        cmocka_unit_test(cache_runtime_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

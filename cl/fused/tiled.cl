@@ -32,11 +32,19 @@
  * scores in natural units, a window's left side and a mask where a block
  * crosses them; sinks join each row's sum at the finish. V's head dimension
  * is D (the host refuses another).
+ *
+ * K and V as the cache keeps them (cl/include/kv_cache.clh's -DK_TYPE,
+ * -DV_TYPE, -DPAGED): read through its accessors, a float4 at a time, where
+ * either is quantized or paged (KV_GENERIC); through plain pointers and
+ * vector loads otherwise. Packed (varlen) sequences find their rows and keys
+ * through fused_grid.clh; a packed sequence's rows past its length are the
+ * next one's, and are not written.
  */
 #include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 #include "fused_score.clh"
+#include "kv_cache.clh"
 
 #define TYS (BM / TMS)
 #define TNS (BN / TXS)
@@ -106,8 +114,34 @@ static inline float4 load_row4(__global const store_t *src, uint c4, float mul)
 #define KV_CHUNK (KV_PER_ITEM < 4 ? KV_PER_ITEM : 4)
 #define KV_IN(idx) (BN * D4 % NT == 0 || (idx) < BN * D4)
 
-static inline void keys_load(__local float4 *tile, __global const store_t *head, ulong st,
-                             uint j0, uint end, uint lid)
+#if KV_GENERIC
+/* Float4 c4 of key j's row of a cache head stored as `type`; zeros past D
+ * (a q8_0 / q4_0 / fp8 row holds whole blocks: D % 32 == 0). */
+static inline float4 kv_row4(const struct kv_head *h, const int type, uint j, uint c4)
+{
+    const uint x = 4 * c4;
+    const ulong at = kv_row(h, j) + x;
+#if D % 4 == 0
+    if (x < D)
+        return kv_load4(h, type, at);
+    return (float4)(0.0f);
+#else
+    float4 r;
+    r.x = x + 0 < D ? kv_load(h, type, at + 0) : 0.0f;
+    r.y = x + 1 < D ? kv_load(h, type, at + 1) : 0.0f;
+    r.z = x + 2 < D ? kv_load(h, type, at + 2) : 0.0f;
+    r.w = x + 3 < D ? kv_load(h, type, at + 3) : 0.0f;
+    return r;
+#endif
+}
+#define KV_SRC const struct kv_head *head, const int type
+#define KV_ROW4(j, c4) kv_row4(head, type, (j), (c4))
+#else
+#define KV_SRC __global const store_t *head, ulong st
+#define KV_ROW4(j, c4) load_row4(head + (j) * st, (c4), 1.0f)
+#endif
+
+static inline void keys_load(__local float4 *tile, KV_SRC, uint j0, uint end, uint lid)
 {
     for (int t0 = 0; t0 < KV_PER_ITEM; t0 += KV_CHUNK) {
         float4 r[KV_CHUNK];
@@ -115,7 +149,7 @@ static inline void keys_load(__local float4 *tile, __global const store_t *head,
         for (int t = 0; t < KV_CHUNK; t++) {
             const uint idx = lid + (t0 + t) * NT, row = idx / D4, c4 = idx % D4;
             r[t] = t0 + t < KV_PER_ITEM && KV_IN(idx) && j0 + row < end
-                ? load_row4(head + (j0 + row) * st, c4, 1.0f) : (float4)(0.0f);
+                ? KV_ROW4(j0 + row, c4) : (float4)(0.0f);
         }
 #pragma unroll
         for (int t = 0; t < KV_CHUNK; t++) {
@@ -146,8 +180,20 @@ void attention_fused(FUSED_PARAMS(store_t))
     const uint yo = lid / TXO, xo = lid % TXO; /* the O layout */
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM, BN);
-    __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
-    __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+#if KV_GENERIC
+    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
+                                              bt_stride, n_pages, k_scale);
+    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
+                                              bt_stride, n_pages, v_scale);
+#define K_SRC &k_cache, K_TYPE
+#define V_SRC &v_cache, V_TYPE
+#else
+    /* Key 0's row: a packed sequence's first key is k_first rows in. */
+    __global const store_t *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, k_st);
+    __global const store_t *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, v_st);
+#define K_SRC k_head, k_st
+#define V_SRC v_head, v_st
+#endif
 
     /* Q, scaled into the log2 domain once. */
     for (uint idx = lid; idx < BM * D4; idx += NT) {
@@ -190,9 +236,9 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     for (uint j0 = at.kv_begin; j0 < at.kv_end; j0 += BN) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's tiles are read */
-        keys_load(k_tile, k_head, k_st, j0, at.kv_end, lid);
+        keys_load(k_tile, K_SRC, j0, at.kv_end, lid);
 #if !KV_SHARED
-        keys_load(v_tile, v_head, v_st, j0, at.kv_end, lid);
+        keys_load(v_tile, V_SRC, j0, at.kv_end, lid);
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -256,7 +302,7 @@ void attention_fused(FUSED_PARAMS(store_t))
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* maxima written; K read by all */
 #if KV_SHARED
-        keys_load(v_tile, v_head, v_st, j0, at.kv_end, lid); /* into K's tile */
+        keys_load(v_tile, V_SRC, j0, at.kv_end, lid); /* into K's tile */
 #endif
 #pragma unroll
         for (int i = 0; i < TMS; i++) {
@@ -358,17 +404,19 @@ void attention_fused(FUSED_PARAMS(store_t))
                                ? sinks[at.hk * GROUP + row % GROUP] * LOG2E : -INFINITY;
         const float inv = live ? fused_row_scale_sink(sum, mx, sees_key, sink) : 0.0f;
         __global store_t *o_row = o + fused_row_index(&at, row, o_off, o_sb, o_sh, o_st);
+        if (live || !PACKED_Q) { /* a packed sequence's next rows are another's */
 #pragma unroll
-        for (int k4 = 0; k4 < OCO; k4++) {
-            const uint x = 4 * (xo + k4 * TXO);
-            const float4 out = acc[i][k4] * inv;
-            if (x + 4 <= D)
-                STORE4(out, o_row, x);
+            for (int k4 = 0; k4 < OCO; k4++) {
+                const uint x = 4 * (xo + k4 * TXO);
+                const float4 out = acc[i][k4] * inv;
+                if (x + 4 <= D)
+                    STORE4(out, o_row, x);
 #if D % 4
-            else
-                for (uint e = 0; x + e < D; e++)
-                    STORE(lane(out, e), o_row, x + e);
+                else
+                    for (uint e = 0; x + e < D; e++)
+                        STORE(lane(out, e), o_row, x + e);
 #endif
+            }
         }
 #if LSE_OUT
         if (xo == 0)

@@ -257,6 +257,30 @@ CLATTN_API int clattn_merge_cl(clattn_ctx *ctx, size_t rows, size_t d, clattn_dt
                                cl_mem lse, cl_uint num_wait, const cl_event *wait_list,
                                cl_event *done);
 
+/* Appends a decoding step's keys and values to a KV cache in place
+ * (FlashAttention's k, v and cache_seqlens; API 1.3): key t < new_len of
+ * sequence b, K and V of shape->dtype laid out as a [B, Hkv, new_len, d]
+ * (d_v for V) tensor by `new_layout` (NULL: contiguous; FlashAttention's
+ * [B, new_len, Hkv, d] is head_stride d, token_stride Hkv d), is written
+ * at position kv_lens[b] + t of the cache that shape and opts describe
+ * (Nk its capacity per sequence; its types, quantized as clattn_quantize
+ * does; its pages through the block table; its layouts), then attention
+ * over kv_lens[b] + new_len keys is a call with those lengths. opts must
+ * give the current lengths (kv_lens, or extras->kv_lens on the device); a
+ * length that would pass Nk is CLATTN_EINVAL from a host array, and on the
+ * device its keys past Nk are dropped. With `update_lens` the device
+ * lengths (extras->kv_lens) are advanced by new_len, clamped to Nk, once
+ * the keys are written. Packed keys are CLATTN_EINVAL. The caches may not
+ * share memory with the new keys. Enqueued on the context's queue like
+ * clattn_attention_cl: an attention call after it on that queue sees the
+ * new keys, with no host synchronisation between the two. */
+CLATTN_API int clattn_kv_append_cl(clattn_ctx *ctx, const clattn_shape *shape,
+                                   const clattn_options *opts, size_t new_len,
+                                   const clattn_layout *new_layout, cl_mem k_new, cl_mem v_new,
+                                   cl_mem k_cache, cl_mem v_cache, const clattn_extras *extras,
+                                   int update_lens, cl_uint num_wait, const cl_event *wait_list,
+                                   cl_event *done);
+
 /* What the fused path would run for a shape and options on the context's
  * device (clattn_plan_fused): the model's causal block accounting and its
  * decode traffic depend on the tiles and the split. */

@@ -324,6 +324,138 @@ CLATTN_API int clattn_model_predict_variant(const clattn_model_problem *problem,
                                             const clattn_model_device *dev,
                                             clattn_prediction *out);
 
+/* ------------------------------------------------------ KV caches (API 1.3) */
+
+/* How the call keeps its KV cache and lays out its batch (clattn_options'
+ * fields of the same names), as the model counts them. Set it up with
+ * clattn_model_default_cache, which sets struct_size (clattn/types.h,
+ * "Structs that grow"); all zero is the plain cache in the dtype, every
+ * result as clattn_model_predict_variant gives it. */
+typedef struct clattn_model_cache {
+    size_t struct_size;            /* sizeof(clattn_model_cache) of the caller's header */
+    /* K's and V's storage, each on its own: a row of d values (d_v for V)
+     * is d / clattn_kv_block_values(type) * clattn_kv_block_bytes(type,
+     * dtype) bytes: e d in the dtype, 34 d / 32 in q8_0, 18 d / 32 in
+     * q4_0, d in fp8 e4m3 (d, d_v multiples of 32 for the block types).
+     * fp8 adds its fp32 scales, 4 bytes per tensor, or per KV head with
+     * kv_scale_per_head, read by every call and held beside K and V. */
+    clattn_kv_type k_type, v_type;
+    int kv_scale_per_head;
+    /* Paged K and V: page_size > 0 keys per page. The fused path reads the
+     * same K/V rows (a page's unused slots are never read) and, per
+     * sequence with a query and a key, the block table's entries of the
+     * pages holding its keys, 4 ceil(L_b / page_size) bytes. The memory
+     * plan holds K and V as num_pages pages (0: B ceil(Nk / page_size)) of
+     * Hkv page_size rows, and the table, B block_table_stride int32
+     * entries (0: ceil(Nk / page_size)). */
+    size_t page_size;
+    size_t num_pages;
+    size_t block_table_stride;
+    /* Packed (varlen) Q, K, V and O by cu_seqlens: the tensors hold
+     * sum q_b query and sum L_b key tokens per head, not B Nq and B Nk, O
+     * is written for the packed rows alone, and the two offset arrays,
+     * 2 (B + 1) int32, are read and held. Packed keys take no pages. */
+    int packed;
+    /* B per-sequence query counts, each <= Nq (NULL: Nq for all; the
+     * packed batch's or clattn_options.q_lens), read during the call. A
+     * sequence's grid is q_b x L_b (bottom-right aligned to L_b - q_b); a
+     * sequence of no query reads neither its Q nor its K and V; the padded
+     * O is written whole (rows past q_b are zeros). */
+    const uint32_t *q_lens;
+} clattn_model_cache;
+
+/* Sets *cache to the plain cache (every field 0), struct_size set. NULL-safe. */
+CLATTN_API void clattn_model_default_cache(clattn_model_cache *cache);
+
+/* What the cache changes in a prediction (clattn_model_predict_cache).
+ * Fixed size (see "Structs that grow"): the library writes it whole,
+ * reserved bytes zeroed. */
+typedef struct clattn_cache_estimate {
+    uint64_t k_row_bytes, v_row_bytes; /* one key row of d values, one value row of d_v */
+    uint64_t k_bytes, v_bytes;   /* K and V the fused path reads: Hkv x row bytes x
+                                  * prediction.batch.kv_rows_read */
+    uint64_t dtype_kv_bytes;     /* the same K and V rows stored in the dtype */
+    uint64_t table_bytes;        /* block table entries read */
+    uint64_t scale_bytes;        /* fp8 scales read (and held) */
+    uint64_t seqlens_bytes;      /* cu_seqlens_q and _k read (and held) */
+    uint64_t q_rows, kv_rows;    /* rows per head the Q and K tensors hold: B Nq or
+                                  * sum q_b packed; B Nk, sum L_b packed or
+                                  * num_pages x page_size paged */
+    uint64_t k_buffer_bytes, v_buffer_bytes; /* K and V in the fused memory plan */
+    uint64_t table_buffer_bytes; /* the block table in it */
+    uint8_t reserved[152];       /* zero; room for later fields (256 bytes in all) */
+} clattn_cache_estimate;
+
+/* clattn_model_predict_variant for `problem` and `variant` (NULL: none)
+ * with the KV cache `cache` (NULL: plain): the fused estimate's bytes
+ * count K and V in their types, the block table, fp8 scales and packed
+ * offsets read; its memory plan holds the tensors as stored (paged,
+ * packed) and those arrays; per-sequence query counts (cache->q_lens)
+ * shape the batch's block accounting, Q's reads and FLOPs. The traffic
+ * table (Q1), the naive estimate (the naive path refuses caches) and the
+ * mask-free crossover lengths stay the dtype's. `cache_out` (may be NULL)
+ * receives the cache's own figures. CLATTN_EINVAL for a cache not set up
+ * (struct_size), an unknown type, d or d_v not a multiple of a block
+ * type's 32, packed keys with pages, a q_lens value above Nq; otherwise as
+ * clattn_model_predict_variant. */
+CLATTN_API int clattn_model_predict_cache(const clattn_model_problem *problem,
+                                          const clattn_model_variant *variant,
+                                          const clattn_model_cache *cache,
+                                          const clattn_model_device *dev,
+                                          clattn_prediction *out,
+                                          clattn_cache_estimate *cache_out);
+
+/* What an engine asks of a device for a model: how many tokens of KV cache
+ * fit, and what a decoding step costs at a context length. Fixed size, as
+ * clattn_cache_estimate. Unknown figures are 0 (fit CLATTN_FIT_UNKNOWN). */
+typedef struct clattn_kv_capacity {
+    uint64_t token_bytes;    /* K and V of one token over every layer and KV head:
+                              * layers Hkv (k_row_bytes + v_row_bytes) */
+    uint64_t page_bytes;     /* one page of every layer: token_bytes page_size (1
+                              * token when not paged) */
+    uint64_t scale_bytes;    /* the fp8 scales of every layer, held beside the pages */
+    uint64_t free_bytes;     /* the memory counted: the caller's, else the device's
+                              * capacity; 0 unknown */
+    uint64_t pages;          /* whole pages that fit: (free - scales) / page_bytes,
+                              * and, with a known max allocation, at most the pages
+                              * one layer's K (or V) buffer may hold */
+    uint64_t tokens;         /* pages page_size: the tokens of cache that fit */
+    uint64_t sequence_pages; /* pages a sequence of Nk keys takes: ceil(Nk / page_size) */
+    uint64_t sequences;      /* sequences of Nk keys that fit: pages / sequence_pages */
+    uint64_t batch_pages;    /* pages of the problem's batch at its lengths
+                              * (kv_lens, else Nk each): sum ceil(L_b / page_size) */
+    uint64_t batch_bytes;    /* batch_pages page_bytes + scale_bytes */
+    clattn_fit fit;          /* the batch's cache against free_bytes (and the max
+                              * allocation where it bounds pages) */
+    int alloc_limited;       /* nonzero: the max allocation bounded `pages` */
+    uint64_t step_bytes;     /* one decoding step over every layer: layers x the
+                              * fused estimate's bytes (the whole cache read once
+                              * per layer, Q, O, tables, split workspace) */
+    double step_flops;       /* layers x its FLOPs */
+    double layer_time_s;     /* one layer's fused roofline time (launches included) */
+    double step_time_s;      /* layers x layer_time_s: each sequence's time per
+                              * generated token at this context */
+    double tokens_per_s;     /* the batch's query tokens per step over step_time_s */
+    clattn_bound bound;      /* the roof of one layer's step */
+    uint8_t reserved[124];   /* zero; room for later fields (256 bytes in all) */
+} clattn_kv_capacity;
+
+/* The KV cache of a model of `layers` attention layers, each of
+ * problem->shape's heads (Hkv, d, and d_v from `variant`), stored as
+ * `cache` says (NULL: plain; paged rounds to whole pages), against
+ * `free_bytes` of device memory (0: dev->capacity_bytes): the tokens that
+ * fit, and a decoding step of problem->shape (B sequences, Nq query tokens
+ * each, Nk keys of context, per-sequence kv_lens, the split and tiles of
+ * the problem) on `dev`: step_time_s = layers x the fused roofline time of
+ * one layer, the whole cache read once per layer. CLATTN_EINVAL for
+ * layers 0 or what clattn_model_predict_cache refuses, CLATTN_EOVERFLOW
+ * for a count past 64 bits. */
+CLATTN_API int clattn_model_kv_capacity(const clattn_model_problem *problem,
+                                        const clattn_model_variant *variant,
+                                        const clattn_model_cache *cache, size_t layers,
+                                        uint64_t free_bytes, const clattn_model_device *dev,
+                                        clattn_kv_capacity *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -395,6 +395,13 @@ typedef struct clattn_run_info {
     uint8_t reserved[120];      /* zero; room for later fields (384 bytes in all) */
 } clattn_run_info;
 
+/* clattn_kv_append_cl on host arrays: the same keys written the same way
+ * into k_cache and v_cache in host memory (no device). */
+CLATTN_API int clattn_kv_append(const clattn_shape *shape, const clattn_options *opts,
+                                size_t new_len, const clattn_layout *new_layout,
+                                const void *k_new, const void *v_new, void *k_cache,
+                                void *v_cache);
+
 /* ---------------------------------------------------------- CPU reference */
 
 /* Computes attention on the CPU in double precision from inputs stored in

@@ -13,6 +13,7 @@ from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATH
     check, context_for, context_for_queue, lib
 from ._dlpack import host_array, writable_host_array
 from ._model import DTYPES
+from ._quant import QuantizedArray
 
 
 def _bfloat16():
@@ -299,7 +300,9 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     multiple of Hkv (grouped-query attention) and d_v = d unless it differs
     (DeepSeek's MLA), all float16, all float32 or all ml_dtypes.bfloat16.
     layout="bshd" takes and returns them as [B, N, heads, d] instead
-    (FlashAttention's layout).
+    (FlashAttention's layout). k and v may also be clattn.QuantizedArray
+    (clattn.quantize: q8_0, q4_0, fp8_e4m3; per-head fp8 scales along the
+    heads axis, head_axis=1 for [B, Hkv, Nk, d]).
 
     numpy arrays (any strides: views are read in place when their last
     dimension is contiguous, copied otherwise) and DLPack tensors in host
@@ -367,6 +370,10 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
         raise ValueError("layout must be 'bhsd' ([B, heads, N, d]) or 'bshd' ([B, N, heads, d]), "
                          "not %r" % (layout,))
     variant = (attn_mask, window_size, softcap, alibi_slopes, sinks, score_mod, mask_mod)
+    if isinstance(k, QuantizedArray) or isinstance(v, QuantizedArray):
+        from ._kvcache import attention_quantized
+        return attention_quantized(q, k, v, opts, layout, device, kv_lens, q_lens, return_lse,
+                                   info, variant, enable_gqa, out, out_lse)
     if any(_is_cl_array(x) for x in (q, k, v)):
         if device is not None:
             raise ValueError("device arrays run on their own queue's device; leave device None")
@@ -401,16 +408,8 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     else:
         lse = np.empty((shape.batch, shape.heads, shape.q_len), np.float32) if return_lse \
             else None
-    run = _lib.RunInfo()
-    ctx = context_for(device)
-    with ctx.lock:
-        rc = lib().clattn_attention_ex(
-            ctx.handle, ctypes.byref(shape), ctypes.byref(opts), q.ctypes.data, k.ctypes.data,
-            v.ctypes.data, o.ctypes.data,
-            lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if return_lse else None,
-            ctypes.byref(run))
-        check("clattn_attention_ex", rc)
-    _fill_info(info, run)
+    _call_host(device, shape, opts, q.ctypes.data, k.ctypes.data, v.ctypes.data, o.ctypes.data,
+               lse if return_lse else None, info)
     if out is not None:
         o = out  # the caller's object itself (a DLPack producer stays what it was)
     if out_lse is not None:
@@ -425,6 +424,118 @@ def _cl_layout(x, name):
                          "strides positive multiples of the element size (strides %r); make a "
                          "contiguous copy" % (name, x.strides))
     return lay
+
+
+# ------------------------------------------------------------- operands
+
+@dataclass
+class Operand:
+    """A tensor as the library reads it: `dims`, its [batch, heads, tokens,
+    d] (1 where the tensor has no such axis), its `layout`, `mem`, what
+    holds it (a numpy array, whose first element the call reads, or a
+    pyopencl array, whose buffer), its storage type `kv_type` (0: the
+    shape's dtype) and fp8's `scale` (float32 (1,), or one per key/value
+    head with `per_head`)."""
+    dims: Tuple[int, int, int, int]
+    layout: Any
+    mem: Any
+    kv_type: int = 0
+    scale: Optional[np.ndarray] = None
+    per_head: bool = False
+
+    @property
+    def on_device(self) -> bool:
+        return _is_cl_array(self.mem)
+
+    @property
+    def address(self) -> int:
+        """The host address of the first element."""
+        return self.mem.ctypes.data
+
+    @property
+    def buffer(self) -> Any:
+        """The pyopencl buffer (the layout holds the array's offset)."""
+        return self.mem.base_data
+
+    @property
+    def events(self) -> list:
+        return list(self.mem.events) if self.on_device else []
+
+
+def _pick(values, axes, absent):
+    return tuple(absent if a is None else values[a] for a in axes)
+
+
+def _value_strides(shape):
+    """C-order strides of `shape`, counted in values."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.insert(0, step)
+        step *= max(n, 1)
+    return tuple(out)
+
+
+def _quantized_operand(x, name, axes, spec):
+    ndim = sum(a is not None for a in axes)
+    if x.ndim != ndim:
+        raise ValueError("%s must be %d-D %s, not shape %r" % (name, ndim, spec, x.shape))
+    if x.per_head and x.head_axis != axes[1]:
+        raise ValueError("%s: its fp8 scales are one per index of axis %d, and the key/value "
+                         "heads of %s are axis %d (quantize with head_axis=%d)"
+                         % (name, x.head_axis, spec, axes[1], axes[1]))
+    dims = _pick(x.shape, axes, 1)
+    offset = x.data.offset if x.on_device else 0
+    lay = _layout(dims, _pick(_value_strides(x.shape), axes, 0), 1, offset)
+    return Operand(dims, lay, x.data, x._code, x.scale, x.per_head)
+
+
+def operand(x: Any, name: str, axes: Tuple[Optional[int], ...], spec: str, dtype: Any,
+            writable: bool = False) -> Operand:
+    """x (a numpy array or host DLPack tensor, a pyopencl array, or a
+    clattn.QuantizedArray) as an Operand whose dims take x's axes `axes`
+    (the axis of x for each of batch, heads, tokens and d; None: a unit
+    axis x lacks); `spec` names x's axes in errors, and plain storage must
+    have `dtype`. A host array whose strides map onto no layout is copied,
+    unless it is `writable` (written in place): then, as for a device
+    array, it is refused."""
+    from ._quant import QuantizedArray
+    if isinstance(x, QuantizedArray):
+        return _quantized_operand(x, name, axes, spec)
+    device = _is_cl_array(x)
+    if not device:
+        x = writable_host_array(x, name) if writable else host_array(x, name)
+    ndim = sum(a is not None for a in axes)
+    if len(x.shape) != ndim:
+        raise ValueError("%s must be %d-D %s, not shape %r" % (name, ndim, spec, tuple(x.shape)))
+    if np.dtype(x.dtype) != np.dtype(dtype):
+        raise TypeError("%s must be %s (q's dtype) or a clattn.QuantizedArray, not %s"
+                        % (name, np.dtype(dtype), x.dtype))
+    dims = _pick(tuple(x.shape), axes, 1)
+    lay = _layout(dims, _pick(tuple(x.strides), axes, 0), x.dtype.itemsize,
+                  x.offset if device else 0)
+    if lay is not None:
+        return Operand(dims, lay, x)
+    if device or writable:
+        raise ValueError("%s: %s its last axis must be contiguous and its other strides "
+                         "positive multiples of the element size (strides %r)"
+                         % (name, "a device array is read in place:" if device else
+                            "written in place,", tuple(x.strides)))
+    plain = x.transpose([a for a in axes if a is not None]).reshape(dims)
+    return Operand(dims, _lib.Layout(), np.ascontiguousarray(plain))
+
+
+def _call_host(device, shape, opts, q, k, v, o, lse, info):
+    """clattn_attention_ex on host memory (the addresses of q, k, v and o;
+    lse a float32 numpy array or None); run info into `info`."""
+    run = _lib.RunInfo()
+    ctx = context_for(device)
+    with ctx.lock:
+        rc = lib().clattn_attention_ex(
+            ctx.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o,
+            lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None,
+            ctypes.byref(run))
+        check("clattn_attention_ex", rc)
+    _fill_info(info, run)
 
 
 def _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant, enable_gqa,
@@ -484,15 +595,24 @@ def _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant,
     return (o, lse) if return_lse else o
 
 
-def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info, q_lens=None):
-    """clattn_attention_ex_cl on pyopencl buffers; the completion event."""
-    import pyopencl as cl
-    ctx = context_for_queue(queue)
+def _extras(lse=None, kv_lens=None, q_lens=None, more=None):
+    """A clattn_extras of pyopencl buffers: the LSE, the lengths and, in
+    `more`, any other field by name (block_table, cu_seqlens_q, ...)."""
     extras = _lib.Extras()
     lib().clattn_default_extras(ctypes.byref(extras))
-    extras.lse = lse.int_ptr if lse is not None else None
-    extras.kv_lens = kv_lens.int_ptr if kv_lens is not None else None
-    extras.q_lens = q_lens.int_ptr if q_lens is not None else None
+    fields = dict(lse=lse, kv_lens=kv_lens, q_lens=q_lens, **(more or {}))
+    for name, buf in fields.items():
+        setattr(extras, name, buf.int_ptr if buf is not None else None)
+    return extras
+
+
+def _enqueue(queue, shape, opts, q, k, v, o, lse, kv_lens, wait_for, info, q_lens=None,
+             more=None):
+    """clattn_attention_ex_cl on pyopencl buffers; the completion event.
+    `more`: further clattn_extras buffers by field name."""
+    import pyopencl as cl
+    ctx = context_for_queue(queue)
+    extras = _extras(lse, kv_lens, q_lens, more)
     wait = (_lib.c_ptr * max(len(wait_for), 1))(*[e.int_ptr for e in wait_for])
     done = _lib.c_ptr()
     run = _lib.RunInfo()

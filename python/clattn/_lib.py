@@ -49,7 +49,16 @@ class Options(ctypes.Structure):
                 ("alibi_per_sequence", ctypes.c_int), ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32), ("sinks", ctypes.POINTER(ctypes.c_float)),
                 ("mask", Mask), ("score_mod", ctypes.c_char_p), ("mask_mod", ctypes.c_char_p),
-                ("head_dim_v", c_size)]
+                ("head_dim_v", c_size),
+                # KV caches (API 1.3): storage types, fp8 scales, pages, packed batches.
+                ("k_type", c_enum), ("v_type", c_enum),
+                ("k_scale", ctypes.POINTER(ctypes.c_float)),
+                ("v_scale", ctypes.POINTER(ctypes.c_float)), ("kv_scale_per_head", ctypes.c_int),
+                ("page_size", c_size), ("num_pages", c_size),
+                ("block_table", ctypes.POINTER(ctypes.c_int32)), ("block_table_stride", c_size),
+                ("cu_seqlens_q", ctypes.POINTER(ctypes.c_int32)),
+                ("cu_seqlens_k", ctypes.POINTER(ctypes.c_int32)),
+                ("total_q", c_size), ("total_k", c_size)]
 
 
 class RunInfo(ctypes.Structure):
@@ -61,7 +70,9 @@ class RunInfo(ctypes.Structure):
 
 class Extras(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("lse", c_ptr), ("kv_lens", c_ptr), ("q_lens", c_ptr),
-                ("alibi_slopes", c_ptr), ("sinks", c_ptr), ("mask", c_ptr)]
+                ("alibi_slopes", c_ptr), ("sinks", c_ptr), ("mask", c_ptr),
+                ("block_table", c_ptr), ("cu_seqlens_q", c_ptr), ("cu_seqlens_k", c_ptr),
+                ("k_scale", c_ptr), ("v_scale", c_ptr)]
 
 
 class DeviceEntry(ctypes.Structure):
@@ -199,6 +210,18 @@ _PROTOTYPES = {
     "clattn_merge_cl": (ctypes.c_int, [c_ptr, c_size, c_size, c_enum, c_ptr, c_ptr, c_ptr, c_ptr,
                                        c_ptr, c_ptr, ctypes.c_uint, P(c_ptr), P(c_ptr)]),
     "clattn_dtype_size": (c_size, [c_enum]),
+    "clattn_kv_block_values": (c_size, [c_enum]),
+    "clattn_kv_block_bytes": (c_size, [c_enum, c_enum]),
+    "clattn_kv_type_name": (ctypes.c_char_p, [c_enum, c_enum]),
+    "clattn_quantize": (ctypes.c_int, [c_enum, c_enum, c_ptr, c_size, c_size, ctypes.c_float,
+                                       c_ptr]),
+    "clattn_dequantize": (ctypes.c_int, [c_enum, c_ptr, c_size, c_size, ctypes.c_float,
+                                         P(ctypes.c_float)]),
+    "clattn_kv_append": (ctypes.c_int, [P(Shape), P(Options), c_size, P(Layout), c_ptr, c_ptr,
+                                        c_ptr, c_ptr]),
+    "clattn_kv_append_cl": (ctypes.c_int, [c_ptr, P(Shape), P(Options), c_size, P(Layout), c_ptr,
+                                           c_ptr, c_ptr, c_ptr, P(Extras), ctypes.c_int,
+                                           ctypes.c_uint, P(c_ptr), P(c_ptr)]),
     "clattn_kernel_efficiency": (ctypes.c_int, [c_ptr, ctypes.c_char_p, c_enum, c_size, c_enum,
                                                 P(ctypes.c_double)]),
     "clattn_tune_record_efficiency": (ctypes.c_int, [c_ptr, ctypes.c_char_p, c_enum, c_size,

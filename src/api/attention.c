@@ -16,15 +16,15 @@
 #include "model/memory.h"
 #include "naive/naive.h"
 
-/* The model's memory for the call on `path`: V and O of d_v columns, the
- * mask's buffer where there is one. */
+/* The model's memory for the call on `path`: V and O of d_v columns, K and
+ * V as the cache stores them, the mask's buffer where there is one. */
 static int call_memory(const struct attention_call *c, clattn_path path, uint64_t extra,
                        clattn_memory_plan *plan)
 {
     uint64_t mask = 0;
     int rc = c->opts->mask.kind != CLATTN_MASK_NONE
                  ? mask_span_bytes(c->shape, &c->opts->mask, &mask) : CLATTN_OK;
-    return rc < 0 ? rc : model_memory_variant(c->shape, c->head_dim_v, mask, path, extra, plan);
+    return rc < 0 ? rc : model_memory_options(c->shape, c->opts, mask, path, extra, plan);
 }
 
 /* The model's memory for `path` with `extra` workspace bytes, checked

@@ -83,7 +83,7 @@ int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
 
 /* A caller's buffer must be a buffer of the context's OpenCL context that
  * holds what the shape reads or writes: the kernels do not check bounds. */
-static int check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint64_t need)
+int prepare_check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint64_t need)
 {
     size_t size = 0;
     cl_context owner = NULL;
@@ -137,17 +137,17 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
 {
     CLATTN_CHECK_ARG(c->q && c->k && c->v && c->o);
     int rc;
-    if ((rc = check_buffer(ctx, c->q, "Q", spans[0])) < 0 ||
-        (rc = check_buffer(ctx, c->k, "K", spans[1])) < 0 ||
-        (rc = check_buffer(ctx, c->v, "V", spans[2])) < 0 ||
-        (rc = check_buffer(ctx, c->o, "O", spans[3])) < 0)
+    if ((rc = prepare_check_buffer(ctx, c->q, "Q", spans[0])) < 0 ||
+        (rc = prepare_check_buffer(ctx, c->k, "K", spans[1])) < 0 ||
+        (rc = prepare_check_buffer(ctx, c->v, "V", spans[2])) < 0 ||
+        (rc = prepare_check_buffer(ctx, c->o, "O", spans[3])) < 0)
         return rc;
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->q_len;
-    if (c->lse && (rc = check_buffer(ctx, c->lse, "LSE", rows * 4)) < 0)
+    if (c->lse && (rc = prepare_check_buffer(ctx, c->lse, "LSE", rows * 4)) < 0)
         return rc;
-    if (c->kv_lens && (rc = check_buffer(ctx, c->kv_lens, "kv_lens", s->batch * 4)) < 0)
+    if (c->kv_lens && (rc = prepare_check_buffer(ctx, c->kv_lens, "kv_lens", s->batch * 4)) < 0)
         return rc;
-    if (c->q_lens && (rc = check_buffer(ctx, c->q_lens, "q_lens", s->batch * 4)) < 0)
+    if (c->q_lens && (rc = prepare_check_buffer(ctx, c->q_lens, "q_lens", s->batch * 4)) < 0)
         return rc;
     const clattn_options *o = c->opts;
     const uint64_t slopes = (uint64_t)(o->alibi_per_sequence ? s->batch : 1) * s->heads * 4;
@@ -156,15 +156,15 @@ int prepare_buffers(const clattn_ctx *ctx, const clattn_shape *s, const struct a
         return rc;
     const uint64_t table = (uint64_t)s->batch * c->bt_stride * 4, offsets = (s->batch + 1) * 4;
     const uint64_t scales = (o->kv_scale_per_head ? s->kv_heads : 1) * 4;
-    if ((c->block_table && (rc = check_buffer(ctx, c->block_table, "block_table", table)) < 0) ||
-        (c->cu_q && (rc = check_buffer(ctx, c->cu_q, "cu_seqlens_q", offsets)) < 0) ||
-        (c->cu_k && (rc = check_buffer(ctx, c->cu_k, "cu_seqlens_k", offsets)) < 0) ||
-        (c->k_scale && (rc = check_buffer(ctx, c->k_scale, "k_scale", scales)) < 0) ||
-        (c->v_scale && (rc = check_buffer(ctx, c->v_scale, "v_scale", scales)) < 0))
+    if ((c->block_table && (rc = prepare_check_buffer(ctx, c->block_table, "block_table", table)) < 0) ||
+        (c->cu_q && (rc = prepare_check_buffer(ctx, c->cu_q, "cu_seqlens_q", offsets)) < 0) ||
+        (c->cu_k && (rc = prepare_check_buffer(ctx, c->cu_k, "cu_seqlens_k", offsets)) < 0) ||
+        (c->k_scale && (rc = prepare_check_buffer(ctx, c->k_scale, "k_scale", scales)) < 0) ||
+        (c->v_scale && (rc = prepare_check_buffer(ctx, c->v_scale, "v_scale", scales)) < 0))
         return rc;
-    if ((c->alibi_slopes && (rc = check_buffer(ctx, c->alibi_slopes, "alibi_slopes", slopes)) < 0) ||
-        (c->sinks && (rc = check_buffer(ctx, c->sinks, "sinks", (uint64_t)s->heads * 4)) < 0) ||
-        (c->mask && (rc = check_buffer(ctx, c->mask, "mask", mask_bytes)) < 0))
+    if ((c->alibi_slopes && (rc = prepare_check_buffer(ctx, c->alibi_slopes, "alibi_slopes", slopes)) < 0) ||
+        (c->sinks && (rc = prepare_check_buffer(ctx, c->sinks, "sinks", (uint64_t)s->heads * 4)) < 0) ||
+        (c->mask && (rc = prepare_check_buffer(ctx, c->mask, "mask", mask_bytes)) < 0))
         return rc;
     /* The kernels read Q, K, V and the lengths while other work-groups write
      * O and the LSE: no output may share memory with anything else. */

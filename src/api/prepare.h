@@ -22,6 +22,10 @@ int prepare_options(const clattn_shape *shape, const clattn_options *opts);
 int prepare_layouts(const clattn_shape *shape, const clattn_options *opts,
                     struct attention_call *c, uint64_t spans[4]);
 
+/* CLATTN_EINVAL unless m is a buffer of the context's OpenCL context of at
+ * least `need` bytes (the kernels do not check bounds). */
+int prepare_check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint64_t need);
+
 /* The extent of bytes [lo, hi) of buffer m (NULL: an absent one), a
  * sub-buffer's resolved to its parent. */
 int buffer_extent(cl_mem m, const char *name, uint64_t lo, uint64_t hi, int output,

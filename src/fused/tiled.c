@@ -187,9 +187,11 @@ const struct fused_kernel fused_tiled = {
     .id = CLATTN_FUSED_TILED,
     .file = "fused/tiled.cl",
     .summary = "register-tiled like a GEMM, OpenCL C 1.2: GPUs of any vendor",
-    /* Every variant, snippets included (built from source); V's head
-     * dimension is d: its tiles and layouts are cut to one d. */
-    .variants = FUSED_F_VARIANTS & ~FUSED_F_CACHE,
+    /* Every variant, snippets and the KV cache's forms included (built
+     * from source: quantized and paged K/V through cl/include/kv_cache.clh,
+     * packed batches); V's head dimension is d: its tiles and layouts are
+     * cut to one d. */
+    .variants = FUSED_F_VARIANTS,
     .dtypes = FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
     .not_preferred = not_preferred,
     FUSED_CANDIDATES(candidates),

@@ -14,4 +14,13 @@ int model_memory_variant(const clattn_shape *shape, size_t head_dim_v, uint64_t 
                          clattn_path path, uint64_t extra_workspace_bytes,
                          clattn_memory_plan *out);
 
+/* The memory plan of a call as the runtime checks it: model_memory_variant
+ * with the call's KV cache on the fused path (opts' types, pages, packed
+ * tensors as stored, kv_cache_dims; the block table, fp8 scales and
+ * packed offsets held beside them); the naive path and a plain cache as
+ * model_memory_variant with opts->head_dim_v. */
+int model_memory_options(const clattn_shape *shape, const clattn_options *opts,
+                         uint64_t mask_bytes, clattn_path path, uint64_t extra_workspace_bytes,
+                         clattn_memory_plan *out);
+
 #endif

@@ -8,10 +8,12 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "clattn/model.h"
 #include "core/abi.h"
 #include "core/error.h"
+#include "core/kv_cache.h"
 #include "model/memory.h"
 
 /* ------------------------------------------------------ checked arithmetic */
@@ -628,9 +630,17 @@ struct variant_in {
     int32_t wl, wr;            /* the window's sides; -1: unbounded */
     uint64_t mask_e;           /* bytes of one mask element; 0: no mask */
     uint64_t mask_b, mask_h;   /* its broadcast dims */
+    /* The KV cache (clattn_model_cache, checked); all zero: plain. */
+    uint64_t k_row, v_row;     /* bytes of one KV head's key row, value row; 0: the dtype's */
+    uint64_t page;             /* keys per page; 0: not paged */
+    uint64_t num_pages;        /* 0: B ceil(Nk / page) */
+    uint64_t stride;           /* block table entries per sequence; 0: ceil(Nk / page) */
+    int packed;                /* Q, K, V, O packed by cu_seqlens */
+    const uint32_t *q_lens;    /* B query counts; NULL: Nq for all */
+    uint64_t scale_bytes;      /* fp8 scales, K's and V's */
 };
 
-static const struct variant_in no_variant = { -1, -1, 0, 1, 1 };
+static const struct variant_in no_variant = { -1, -1, 0, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0 };
 
 static int tiling_from(const struct dims *x, clattn_causal causal, const struct variant_in *w,
                        size_t bm, size_t bn, struct tiling *g)
@@ -715,6 +725,17 @@ static int check_decode(const clattn_model_problem *p, const struct dims *x)
     return CLATTN_OK;
 }
 
+/* The cache's per-sequence query counts against the shape. */
+static int check_q_lens(const struct variant_in *w, const struct dims *x)
+{
+    for (uint64_t b = 0; w->q_lens && b < x->b; b++)
+        if (w->q_lens[b] > x->nq)
+            return clattn_fail(CLATTN_EINVAL, "model: q_lens[%llu] = %u exceeds Nq = %llu",
+                               (unsigned long long)b, w->q_lens[b],
+                               (unsigned long long)x->nq);
+    return CLATTN_OK;
+}
+
 /* The fp32 partial rows and (max, sum) pairs of a split: every chunk of
  * every sequence writes its rows (an empty chunk writes a row that saw
  * nothing), and the combine reads them all. */
@@ -739,38 +760,95 @@ static void batch_add(clattn_batch_blocks *sum, const clattn_causal_blocks *cb, 
     sum->kv_rows_read = add(sum->kv_rows_read, mul(cb->kv_rows_read, times, ovf), ovf);
 }
 
-/* Each sequence's grid is the shape's with its own key count (and so, under
- * a bottom-right mask, its own diagonal); without kv_lens all B are the
- * full-length grid already counted in `full`. Runs of equal lengths are
- * counted once. */
+/* What the batch's sequences hold beside their blocks, for the cache's
+ * bytes: per head, the query rows whose Q is read (a sequence with a query
+ * and a key reads its q_b rows), the query rows Q and O hold and the key
+ * rows K and V hold as stored, and the block table entries read. */
+struct batch_more {
+    uint64_t q_rows_read;
+    uint64_t q_rows, k_rows;
+    uint64_t table_entries;
+};
+
+static uint64_t seq_q_len(const struct variant_in *w, const struct dims *x, uint64_t b)
+{
+    return w->q_lens ? w->q_lens[b] : x->nq;
+}
+
+static uint64_t seq_kv_len(const clattn_model_problem *p, const struct dims *x, uint64_t b)
+{
+    return p->kv_lens ? p->kv_lens[b] : x->nk;
+}
+
+/* Pages of `page` keys that `len` keys take (0 when not paged). */
+static uint64_t pages_of(uint64_t len, uint64_t page)
+{
+    return page ? ceil_div(len, page) : 0;
+}
+
+/* The rows the tensors hold as stored: packed, the sequences' own lengths
+ * summed; paged, the pages of K and V; else B Nq and B Nk. */
+static void stored_rows(const clattn_model_problem *p, const struct variant_in *w,
+                        const struct dims *x, struct batch_more *m, int *ovf)
+{
+    m->q_rows = mul(x->b, x->nq, ovf);
+    m->k_rows = mul(x->b, x->nk, ovf);
+    if (w->packed) {
+        m->q_rows = m->k_rows = 0;
+        for (uint64_t b = 0; b < x->b; b++) {
+            m->q_rows = add(m->q_rows, seq_q_len(w, x, b), ovf);
+            m->k_rows = add(m->k_rows, seq_kv_len(p, x, b), ovf);
+        }
+    } else if (w->page) {
+        const uint64_t pages = w->num_pages ? w->num_pages
+                                            : mul(x->b, pages_of(x->nk, w->page), ovf);
+        m->k_rows = mul(pages, w->page, ovf);
+    }
+}
+
+/* Each sequence's grid is the shape's with its own query and key counts
+ * (and so, under a bottom-right mask, its own diagonal); without kv_lens
+ * and q_lens all B are the full grid already counted in `full`. Runs of
+ * equal lengths are counted once. A sequence of no key is empty (its rows
+ * are zeros); one of no query computes nothing and reads no key. */
 static int batch_blocks_of(const clattn_model_problem *p, const struct variant_in *w,
                            const struct dims *x, const clattn_causal_blocks *full,
-                           clattn_batch_blocks *out)
+                           clattn_batch_blocks *out, struct batch_more *more)
 {
     int ovf = 0;
     *out = (clattn_batch_blocks){ 0 };
-    if (!p->kv_lens) {
+    *more = (struct batch_more){ 0 };
+    if (!p->kv_lens && !w->q_lens) {
         batch_add(out, full, x->nk, x->b, &ovf);
+        more->q_rows_read = mul(x->b, x->nq, &ovf);
+        more->table_entries = mul(x->b, pages_of(x->nk, w->page), &ovf);
     } else {
         clattn_causal_blocks cb = { 0 };
-        uint64_t counted = UINT64_MAX; /* the length cb holds */
+        uint64_t counted_k = UINT64_MAX, counted_q = UINT64_MAX; /* the lengths cb holds */
         for (uint64_t b = 0; b < x->b; b++) {
-            uint64_t len = p->kv_lens[b];
+            const uint64_t len = seq_kv_len(p, x, b), q = seq_q_len(w, x, b);
             if (len == 0) {
                 out->empty_sequences++;
                 continue;
             }
-            if (len != counted) {
+            if (q == 0)
+                continue;
+            more->q_rows_read = add(more->q_rows_read, q, &ovf);
+            more->table_entries = add(more->table_entries, pages_of(len, w->page), &ovf);
+            if (len != counted_k || q != counted_q) {
                 struct dims seq = *x;
                 seq.nk = len;
+                seq.nq = q;
                 int rc = blocks_of(&seq, p->causal, w, p->block_m, p->block_n, &cb);
                 if (rc < 0)
                     return rc;
-                counted = len;
+                counted_k = len;
+                counted_q = q;
             }
             batch_add(out, &cb, len, 1, &ovf);
         }
     }
+    stored_rows(p, w, x, more, &ovf);
     out->split_workspace_bytes = split_workspace(x, p->splits, &ovf);
     return ovf ? overflow_detail(x) : CLATTN_OK;
 }
@@ -887,11 +965,12 @@ static int estimate_naive(const clattn_model_problem *p, const struct dims *x,
 }
 
 /* FLOPs of `pairs` (query, key) pairs per query head summed over the batch;
- * without kv_lens pair_flops of one sequence's count, as it always was. */
-static double batch_flops(const clattn_model_problem *p, const struct dims *x,
-                          uint64_t batch_pairs, uint64_t sequence_pairs)
+ * without per-sequence lengths pair_flops of one sequence's count, as it
+ * always was. */
+static double batch_flops(const clattn_model_problem *p, const struct variant_in *w,
+                          const struct dims *x, uint64_t batch_pairs, uint64_t sequence_pairs)
 {
-    if (!p->kv_lens)
+    if (!p->kv_lens && !w->q_lens)
         return pair_flops(x, sequence_pairs);
     return 2.0 * (double)(x->d + x->dv) * (double)x->h * (double)batch_pairs;
 }
@@ -907,18 +986,41 @@ static uint64_t mask_bytes(const struct dims *x, const struct variant_in *w, uin
     return mul(mul(w->mask_e, x->h, ovf), pairs, ovf);
 }
 
-/* The fused path's bytes when each sequence reads `kv_rows` key rows per KV
- * head in all: Q of every sequence that has a key, O of every sequence (an
- * empty one writes zeros), K and V, and the split workspace written once and
- * read once. */
-static uint64_t fused_bytes(const struct dims *x, const struct tensors *t,
-                            const clattn_batch_blocks *bb, uint64_t kv_rows, int *ovf)
+/* Bytes of one KV head's key row and value row: the cache's types, else
+ * the dtype's. */
+static uint64_t k_row_bytes(const struct dims *x, const struct variant_in *w)
 {
-    uint64_t kv_row = mul(mul(x->hkv, add(x->d, x->dv, ovf), ovf), x->e, ovf); /* K and V */
-    uint64_t q_seq = mul(mul(mul(x->h, x->nq, ovf), x->d, ovf), x->e, ovf);
-    uint64_t q_read = mul(q_seq, x->b - bb->empty_sequences, ovf);
-    uint64_t kv = mul(kv_row, kv_rows, ovf);
-    uint64_t bytes = add(add(q_read, t->o, ovf), kv, ovf);
+    return w->k_row ? w->k_row : x->d * x->e;
+}
+
+static uint64_t v_row_bytes(const struct dims *x, const struct variant_in *w)
+{
+    return w->v_row ? w->v_row : x->dv * x->e;
+}
+
+/* The packed batch's two offset arrays, int32 [B + 1] each. */
+static uint64_t seqlens_bytes(const struct dims *x, const struct variant_in *w, int *ovf)
+{
+    return w->packed ? mul(8, add(x->b, 1, ovf), ovf) : 0;
+}
+
+/* The fused path's bytes when each sequence reads `kv_rows` key rows per KV
+ * head in all: Q of every sequence that has a key and a query, O (whole,
+ * an empty sequence writing zeros; packed, its rows alone), K and V in
+ * their types, the block table entries, fp8 scales and packed offsets,
+ * and the split workspace written once and read once. */
+static uint64_t fused_bytes(const struct dims *x, const struct variant_in *w,
+                            const clattn_batch_blocks *bb, const struct batch_more *m,
+                            uint64_t kv_rows, int *ovf)
+{
+    const uint64_t kv_row = mul(x->hkv, add(k_row_bytes(x, w), v_row_bytes(x, w), ovf), ovf);
+    const uint64_t q_row = mul(mul(x->h, x->d, ovf), x->e, ovf);   /* one query token */
+    const uint64_t o_row = mul(mul(x->h, x->dv, ovf), x->e, ovf);
+    const uint64_t o_rows = w->packed ? m->q_rows : mul(x->b, x->nq, ovf);
+    uint64_t bytes = add(mul(q_row, m->q_rows_read, ovf), mul(o_row, o_rows, ovf), ovf);
+    bytes = add(bytes, mul(kv_row, kv_rows, ovf), ovf);
+    bytes = add(bytes, mul(4, m->table_entries, ovf), ovf);
+    bytes = add(bytes, add(w->scale_bytes, seqlens_bytes(x, w, ovf), ovf), ovf);
     return add(bytes, mul(2, bb->split_workspace_bytes, ovf), ovf);
 }
 
@@ -929,26 +1031,50 @@ static uint64_t mask_size(const struct dims *x, const struct variant_in *w, int 
                ovf);
 }
 
+/* The fused path's tensors as stored: Q and O of their rows, K and V of
+ * their rows in their types, and the block table's buffer. */
+static void fused_tensors(const struct dims *x, const struct variant_in *w,
+                          const struct batch_more *m, struct tensors *t, uint64_t *table,
+                          int *ovf)
+{
+    *t = (struct tensors){ 0 };
+    t->q = mul(mul(mul(m->q_rows, x->h, ovf), x->d, ovf), x->e, ovf);
+    t->o = mul(mul(mul(m->q_rows, x->h, ovf), x->dv, ovf), x->e, ovf);
+    t->kv = mul(mul(m->k_rows, x->hkv, ovf), k_row_bytes(x, w), ovf);
+    t->v = mul(mul(m->k_rows, x->hkv, ovf), v_row_bytes(x, w), ovf);
+    const uint64_t stride = w->stride ? w->stride : pages_of(x->nk, w->page);
+    *table = w->page ? mul(mul(x->b, stride, ovf), 4, ovf) : 0;
+}
+
 /* The fused path reads Q and writes O in full, reads only the K/V rows some
  * query block visits, and computes every pair of the tiles it visits; a
  * split adds its workspace's traffic and the combine's launch. */
 static int estimate_fused(const clattn_model_problem *p, const struct variant_in *w,
-                          const struct dims *x, const struct tensors *t,
+                          const struct dims *x, const struct batch_more *m,
                           const clattn_prediction *pred, const clattn_model_device *dev,
                           clattn_path_estimate *out)
 {
     int ovf = 0;
     const clattn_batch_blocks *bb = &pred->batch;
-    out->bytes = add(fused_bytes(x, t, bb, bb->kv_rows_read, &ovf),
+    out->bytes = add(fused_bytes(x, w, bb, m, bb->kv_rows_read, &ovf),
                      mask_bytes(x, w, bb->computed_pairs, &ovf), &ovf);
-    out->flops = batch_flops(p, x, bb->computed_pairs, pred->blocks.computed_pairs);
+    out->flops = batch_flops(p, w, x, bb->computed_pairs, pred->blocks.computed_pairs);
     out->launches = p->splits > 1 ? 2 : 1;
     uint64_t workspace = add(p->fused_workspace_bytes, bb->split_workspace_bytes, &ovf);
     const uint64_t mask = mask_size(x, w, &ovf);
-    if (ovf || plan_path(t, CLATTN_PATH_FUSED, workspace, &out->memory))
+    struct tensors t;
+    uint64_t table;
+    fused_tensors(x, w, m, &t, &table, &ovf);
+    if (ovf || plan_path(&t, CLATTN_PATH_FUSED, workspace, &out->memory))
         return overflow_detail(x);
     if (mask)
         plan_hold(&out->memory, "mask", mask, &ovf);
+    if (table)
+        plan_hold(&out->memory, "block table", table, &ovf);
+    if (w->scale_bytes)
+        plan_hold(&out->memory, "scales", w->scale_bytes, &ovf);
+    if (w->packed)
+        plan_hold(&out->memory, "cu_seqlens", seqlens_bytes(x, w, &ovf), &ovf);
     if (ovf)
         return overflow_detail(x);
     out->fit = fit_verdict(&out->memory, dev);
@@ -960,42 +1086,70 @@ static int estimate_fused(const clattn_model_problem *p, const struct variant_in
  * the same sequences and split, every key row read, every pair computed
  * (and every mask element read); a window's keys count as the mask's. */
 static double causal_speedup(const clattn_model_problem *p, const struct variant_in *w,
-                             const struct dims *x, const struct tensors *t,
+                             const struct dims *x, const struct batch_more *m,
                              const clattn_prediction *pred, const clattn_model_device *dev)
 {
     int ovf = 0;
     clattn_path_estimate full = pred->fused;
-    full.bytes = add(fused_bytes(x, t, &pred->batch, pred->batch.kv_rows_total, &ovf),
+    full.bytes = add(fused_bytes(x, w, &pred->batch, m, pred->batch.kv_rows_total, &ovf),
                      mask_bytes(x, w, pred->batch.total_pairs, &ovf), &ovf);
-    full.flops = batch_flops(p, x, pred->batch.total_pairs, pred->blocks.total_pairs);
+    full.flops = batch_flops(p, w, x, pred->batch.total_pairs, pred->blocks.total_pairs);
     if (ovf) /* the unmasked bytes do not fit 64 bits: unknown */
         return 0.0;
     roofline(&full, dev);
     return pred->fused.time_s > 0 ? full.time_s / pred->fused.time_s : 0.0;
 }
 
-/* clattn_model_predict for a problem with a variant, d_v in x. */
+/* The cache's own figures of a prediction. */
+static int cache_figures(const struct variant_in *w, const struct dims *x,
+                         const struct batch_more *m, const clattn_prediction *pred,
+                         clattn_cache_estimate *c)
+{
+    int ovf = 0;
+    memset(c, 0, sizeof *c);
+    const uint64_t rows = mul(x->hkv, pred->batch.kv_rows_read, &ovf);
+    c->k_row_bytes = k_row_bytes(x, w);
+    c->v_row_bytes = v_row_bytes(x, w);
+    c->k_bytes = mul(rows, c->k_row_bytes, &ovf);
+    c->v_bytes = mul(rows, c->v_row_bytes, &ovf);
+    c->dtype_kv_bytes = mul(mul(rows, add(x->d, x->dv, &ovf), &ovf), x->e, &ovf);
+    c->table_bytes = mul(4, m->table_entries, &ovf);
+    c->scale_bytes = w->scale_bytes;
+    c->seqlens_bytes = seqlens_bytes(x, w, &ovf);
+    c->q_rows = m->q_rows;
+    c->kv_rows = m->k_rows;
+    struct tensors t;
+    fused_tensors(x, w, m, &t, &c->table_buffer_bytes, &ovf);
+    c->k_buffer_bytes = t.kv;
+    c->v_buffer_bytes = t.v;
+    return ovf ? overflow_detail(x) : CLATTN_OK;
+}
+
+/* clattn_model_predict for a problem with a variant and a cache, d_v in x;
+ * the cache's figures into `cache` where non-NULL. */
 static int predict(const clattn_model_problem *problem, const struct variant_in *w,
-                   struct dims *x, const clattn_model_device *dev, clattn_prediction *out)
+                   struct dims *x, const clattn_model_device *dev, clattn_prediction *out,
+                   clattn_cache_estimate *cache)
 {
     struct tensors t;
+    struct batch_more more;
     if (tensor_bytes(x, &t) || x->nq > LEN_MAX || x->nk > LEN_MAX)
         return overflow_detail(x);
     if (head_traffic(x, &out->traffic) || all_heads_traffic(&t, &out->traffic))
         return overflow_detail(x);
     int rc = check_decode(problem, x);
-    if (rc < 0)
+    if (rc < 0 || (rc = check_q_lens(w, x)) < 0)
         return rc;
     rc = blocks_of(x, problem->causal, w, problem->block_m, problem->block_n, &out->blocks);
-    if (rc < 0 || (rc = batch_blocks_of(problem, w, x, &out->blocks, &out->batch)) < 0)
+    if (rc < 0 || (rc = batch_blocks_of(problem, w, x, &out->blocks, &out->batch, &more)) < 0)
         return rc;
     if ((rc = estimate_naive(problem, x, &t, out, dev, &out->naive)) < 0 ||
-        (rc = estimate_fused(problem, w, x, &t, out, dev, &out->fused)) < 0)
+        (rc = estimate_fused(problem, w, x, &more, out, dev, &out->fused)) < 0)
         return rc;
     out->ridge = dev->bandwidth > 0 && dev->peak_flops > 0 ? dev->peak_flops / dev->bandwidth : 0;
     compute_bound_lengths(x, out);
-    out->causal_speedup = causal_speedup(problem, w, x, &t, out, dev);
-    return CLATTN_OK;
+    out->causal_speedup = causal_speedup(problem, w, x, &more, out, dev);
+    return cache ? cache_figures(w, x, &more, out, cache) : CLATTN_OK;
 }
 
 int clattn_model_predict(const clattn_model_problem *problem, const clattn_model_device *dev,
@@ -1010,7 +1164,7 @@ int clattn_model_predict(const clattn_model_problem *problem, const clattn_model
     int rc = dims_from_shape(&problem->shape, &x);
     if (rc < 0)
         return rc;
-    return predict(problem, &no_variant, &x, dev, out);
+    return predict(problem, &no_variant, &x, dev, out, NULL);
 }
 
 void clattn_model_default_variant(clattn_model_variant *variant)
@@ -1048,31 +1202,251 @@ static int variant_of(const clattn_model_variant *v, const struct dims *x, struc
     return CLATTN_OK;
 }
 
-int clattn_model_predict_variant(const clattn_model_problem *problem,
-                                 const clattn_model_variant *variant,
-                                 const clattn_model_device *dev, clattn_prediction *out)
+/* The caller's cache checked against the shape, into w's cache fields. */
+static int cache_of(const clattn_model_cache *c, const struct dims *x, struct variant_in *w)
 {
-    clattn_clear_error();
-    struct dims x;
-    CLATTN_CHECK_ARG(problem);
-    CLATTN_CHECK_ARG(dev);
-    CLATTN_CHECK_ARG(out);
-    *out = (clattn_prediction){ 0 };
+    static const char *const names[2] = { "K", "V" };
+    const clattn_kv_type types[2] = { c->k_type, c->v_type };
+    const uint64_t cols[2] = { x->d, x->dv };
+    uint64_t rows[2];
+    clattn_dtype dtype = x->e == 4 ? CLATTN_F32 : CLATTN_F16; /* bf16 moves fp16's bytes */
+    w->scale_bytes = 0;
+    for (int i = 0; i < 2; i++) {
+        const size_t per = clattn_kv_block_values(types[i]);
+        const size_t bytes = clattn_kv_block_bytes(types[i], dtype);
+        if (!per || !bytes)
+            return clattn_fail(CLATTN_EINVAL, "model: %s: unknown cache type %d", names[i],
+                               (int)types[i]);
+        if (cols[i] % per)
+            return clattn_fail(CLATTN_EINVAL, "model: %s: %s stores rows in blocks of %zu "
+                               "values; the head dimension %llu is not a multiple", names[i],
+                               clattn_kv_type_name(types[i], dtype), per,
+                               (unsigned long long)cols[i]);
+        rows[i] = cols[i] / per * bytes;
+        if (types[i] == CLATTN_KV_FP8_E4M3)
+            w->scale_bytes += 4 * (c->kv_scale_per_head ? x->hkv : 1);
+    }
+    w->k_row = rows[0];
+    w->v_row = rows[1];
+    if (c->packed && c->page_size)
+        return clattn_fail(CLATTN_EINVAL, "model: packed keys take no pages (page_size %zu)",
+                           c->page_size);
+    if (!c->page_size && (c->num_pages || c->block_table_stride))
+        return clattn_fail(CLATTN_EINVAL, "model: num_pages or block_table_stride without "
+                           "page_size");
+    if (c->page_size) {
+        const uint64_t need = ceil_div(x->nk, c->page_size);
+        if (c->block_table_stride && c->block_table_stride < need)
+            return clattn_fail(CLATTN_EINVAL, "model: block_table_stride %zu holds fewer than "
+                               "the %llu pages of Nk = %llu keys", c->block_table_stride,
+                               (unsigned long long)need, (unsigned long long)x->nk);
+    }
+    w->page = c->page_size;
+    w->num_pages = c->num_pages;
+    w->stride = c->block_table_stride;
+    w->packed = c->packed != 0;
+    w->q_lens = c->q_lens;
+    return CLATTN_OK;
+}
+
+void clattn_model_default_cache(clattn_model_cache *cache)
+{
+    abi_init(cache, sizeof *cache);
+}
+
+/* The problem's shape, variant and cache checked, into x and w. */
+static int load_problem(const clattn_model_problem *problem, const clattn_model_variant *variant,
+                        const clattn_model_cache *cache, struct dims *x, struct variant_in *w)
+{
     clattn_model_variant v;
     clattn_model_default_variant(&v);
+    clattn_model_cache c;
+    clattn_model_default_cache(&c);
     int rc = variant ? abi_read(variant, &v, sizeof v, ABI_SIZE_THROUGH(clattn_model_variant,
                                                                         mask_heads),
                                 "model variant", "clattn_model_default_variant")
                      : CLATTN_OK;
-    if (rc < 0 || (rc = dims_from_shape(&problem->shape, &x)) < 0)
+    if (rc == 0 && cache)
+        rc = abi_read(cache, &c, sizeof c, ABI_SIZE_THROUGH(clattn_model_cache, q_lens),
+                      "model cache", "clattn_model_default_cache");
+    if (rc < 0 || (rc = dims_from_shape(&problem->shape, x)) < 0)
         return rc;
     if (v.head_dim_v > CLATTN_HEAD_DIM_MAX)
         return clattn_fail(CLATTN_EINVAL, "model: head_dim_v = %zu > %d", v.head_dim_v,
                            CLATTN_HEAD_DIM_MAX);
     if (v.head_dim_v)
-        x.dv = v.head_dim_v;
-    struct variant_in w;
-    if ((rc = variant_of(&v, &x, &w)) < 0)
+        x->dv = v.head_dim_v;
+    if ((rc = variant_of(&v, x, w)) < 0)
         return rc;
-    return predict(problem, &w, &x, dev, out);
+    return cache ? cache_of(&c, x, w) : CLATTN_OK;
+}
+
+int clattn_model_predict_variant(const clattn_model_problem *problem,
+                                 const clattn_model_variant *variant,
+                                 const clattn_model_device *dev, clattn_prediction *out)
+{
+    return clattn_model_predict_cache(problem, variant, NULL, dev, out, NULL);
+}
+
+int clattn_model_predict_cache(const clattn_model_problem *problem,
+                               const clattn_model_variant *variant,
+                               const clattn_model_cache *cache, const clattn_model_device *dev,
+                               clattn_prediction *out, clattn_cache_estimate *cache_out)
+{
+    clattn_clear_error();
+    struct dims x;
+    struct variant_in w;
+    CLATTN_CHECK_ARG(problem);
+    CLATTN_CHECK_ARG(dev);
+    CLATTN_CHECK_ARG(out);
+    *out = (clattn_prediction){ 0 };
+    if (cache_out)
+        memset(cache_out, 0, sizeof *cache_out);
+    int rc = load_problem(problem, variant, cache, &x, &w);
+    if (rc < 0)
+        return rc;
+    return predict(problem, &w, &x, dev, out, cache_out);
+}
+
+/* ------------------------------------------------- what fits, per token */
+
+_Static_assert(sizeof(clattn_cache_estimate) == 256, "clattn_cache_estimate must stay 256 bytes");
+_Static_assert(sizeof(clattn_kv_capacity) == 256, "clattn_kv_capacity must stay 256 bytes");
+
+/* How many pages fit: the memory after the scales over a page of every
+ * layer, and no more than one layer's K or V buffer of the largest row
+ * may hold under the max allocation. */
+static void capacity_pages(const struct dims *x, const struct variant_in *w, uint64_t page,
+                           const clattn_model_device *dev, clattn_kv_capacity *out, int *ovf)
+{
+    out->pages = out->free_bytes > out->scale_bytes
+                     ? (out->free_bytes - out->scale_bytes) / out->page_bytes : 0;
+    if (!dev->max_alloc_bytes)
+        return;
+    const uint64_t row = k_row_bytes(x, w) > v_row_bytes(x, w) ? k_row_bytes(x, w)
+                                                                : v_row_bytes(x, w);
+    const uint64_t buffer_page = mul(mul(x->hkv, page, ovf), row, ovf);
+    const uint64_t by_alloc = dev->max_alloc_bytes / buffer_page;
+    if (by_alloc < out->pages) {
+        out->pages = by_alloc;
+        out->alloc_limited = 1;
+    }
+}
+
+int clattn_model_kv_capacity(const clattn_model_problem *problem,
+                             const clattn_model_variant *variant,
+                             const clattn_model_cache *cache, size_t layers, uint64_t free_bytes,
+                             const clattn_model_device *dev, clattn_kv_capacity *out)
+{
+    clattn_clear_error();
+    struct dims x;
+    struct variant_in w;
+    CLATTN_CHECK_ARG(problem);
+    CLATTN_CHECK_ARG(dev);
+    CLATTN_CHECK_ARG(out);
+    memset(out, 0, sizeof *out);
+    if (!layers)
+        return clattn_fail(CLATTN_EINVAL, "model: layers must be >= 1");
+    int rc = load_problem(problem, variant, cache, &x, &w);
+    if (rc < 0)
+        return rc;
+    clattn_prediction pred;
+    memset(&pred, 0, sizeof pred);
+    if ((rc = predict(problem, &w, &x, dev, &pred, NULL)) < 0)
+        return rc;
+    int ovf = 0;
+    const uint64_t page = w.page ? w.page : 1, L = layers;
+    out->token_bytes = mul(mul(L, x.hkv, &ovf), add(k_row_bytes(&x, &w), v_row_bytes(&x, &w),
+                                                    &ovf), &ovf);
+    out->page_bytes = mul(out->token_bytes, page, &ovf);
+    out->scale_bytes = mul(L, w.scale_bytes, &ovf);
+    out->free_bytes = free_bytes ? free_bytes : dev->capacity_bytes;
+    out->sequence_pages = ceil_div(x.nk, page);
+    for (uint64_t b = 0; b < x.b; b++)
+        out->batch_pages = add(out->batch_pages, ceil_div(seq_kv_len(problem, &x, b), page),
+                               &ovf);
+    out->batch_bytes = add(mul(out->batch_pages, out->page_bytes, &ovf), out->scale_bytes, &ovf);
+    if (ovf)
+        return overflow_detail(&x);
+    out->fit = CLATTN_FIT_UNKNOWN;
+    if (out->free_bytes) {
+        capacity_pages(&x, &w, page, dev, out, &ovf);
+        out->tokens = mul(out->pages, page, &ovf);
+        out->sequences = out->pages / out->sequence_pages;
+        out->fit = out->batch_pages <= out->pages  ? CLATTN_FIT_OK
+                   : out->batch_bytes <= out->free_bytes ? CLATTN_FIT_OVER_MAX_ALLOC
+                                                         : CLATTN_FIT_OVER_CAPACITY;
+    }
+    out->step_bytes = mul(L, pred.fused.bytes, &ovf);
+    if (ovf)
+        return overflow_detail(&x);
+    out->step_flops = (double)L * pred.fused.flops;
+    out->layer_time_s = pred.fused.time_s;
+    out->step_time_s = (double)L * pred.fused.time_s;
+    out->bound = pred.fused.bound;
+    uint64_t step_tokens = 0;
+    for (uint64_t b = 0; b < x.b; b++)
+        step_tokens += seq_kv_len(problem, &x, b) ? seq_q_len(&w, &x, b) : 0;
+    out->tokens_per_s = out->step_time_s > 0 ? (double)step_tokens / out->step_time_s : 0;
+    return CLATTN_OK;
+}
+
+/* ------------------------------------------ the runtime's memory plan */
+
+int model_memory_options(const clattn_shape *shape, const clattn_options *opts,
+                         uint64_t mask_bytes, clattn_path path, uint64_t extra_workspace_bytes,
+                         clattn_memory_plan *out)
+{
+    CLATTN_CHECK_ARG(opts);
+    if (path == CLATTN_PATH_NAIVE || !kv_cache_any(opts))
+        return model_memory_variant(shape, opts->head_dim_v, mask_bytes, path,
+                                    extra_workspace_bytes, out);
+    CLATTN_CHECK_ARG(out);
+    CLATTN_CHECK_ARG(path == CLATTN_PATH_FUSED);
+    struct dims x;
+    int rc = dims_from_shape(shape, &x);
+    if (rc < 0)
+        return rc;
+    if (opts->head_dim_v)
+        x.dv = opts->head_dim_v;
+    struct variant_in w = no_variant;
+    clattn_model_cache c;
+    clattn_model_default_cache(&c);
+    c.k_type = opts->k_type;
+    c.v_type = opts->v_type;
+    c.kv_scale_per_head = opts->kv_scale_per_head;
+    if ((rc = cache_of(&c, &x, &w)) < 0)
+        return rc;
+    /* The tensors as the call stores them (kv_cache_dims: pages, packed
+     * totals), each fp8 scale array, the block table and the offsets. */
+    struct kv_dims kd;
+    kv_cache_dims(shape, opts, &kd);
+    int ovf = 0;
+    struct batch_more m = { 0 };
+    m.q_rows = mul(kd.q_batch, kd.q_tokens, &ovf);
+    m.k_rows = mul(kd.k_batch, kd.k_tokens, &ovf);
+    struct tensors t;
+    uint64_t table;
+    fused_tensors(&x, &w, &m, &t, &table, &ovf);
+    if (opts->page_size) {
+        const uint64_t stride = opts->block_table_stride ? opts->block_table_stride
+                                                         : ceil_div(x.nk, opts->page_size);
+        table = mul(mul(x.b, stride, &ovf), 4, &ovf);
+    }
+    if (ovf || plan_path(&t, path, extra_workspace_bytes, out))
+        return clattn_fail(CLATTN_EOVERFLOW, "model: fused path's memory overflows 64 bits");
+    if (mask_bytes)
+        plan_hold(out, "mask", mask_bytes, &ovf);
+    if (table)
+        plan_hold(out, "block table", table, &ovf);
+    if (w.scale_bytes)
+        plan_hold(out, "scales", w.scale_bytes, &ovf);
+    const uint64_t offsets = 4 * (uint64_t)(x.b + 1);
+    if (opts->cu_seqlens_q || opts->total_q)
+        plan_hold(out, "cu_seqlens", offsets, &ovf);
+    if (opts->cu_seqlens_k || opts->total_k)
+        plan_hold(out, "cu_seqlens", offsets, &ovf);
+    if (ovf)
+        return clattn_fail(CLATTN_EOVERFLOW, "model: fused path's memory overflows 64 bits");
+    return CLATTN_OK;
 }

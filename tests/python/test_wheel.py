@@ -8,9 +8,10 @@ Prints the build and install times and the wheel's size.
 The venv has --system-site-packages for numpy, ml_dtypes, pyopencl and
 meson-python (no network: --no-index --no-build-isolation). From the venv
 it runs `python -m clattn` (devices, predict --json, verify of a shape), the
-`clattn` command the wheel installs, the README's example, and the Python
-test modules (test_numpy, test_variants, test_dlpack, and test_pyopencl
-where pyopencl imports) from a folder where the source is not importable.
+`clattn` command the wheel installs, the READMEs' quickstart and KV cache
+examples, and the Python test modules (test_numpy, test_variants,
+test_dlpack, and test_pyopencl where pyopencl imports) from a folder where
+the source is not importable.
 Exits 77 when this Python cannot make a venv with pip or lacks
 meson-python.
 
@@ -47,7 +48,8 @@ def build(py, root, dist, env):
     path = os.path.join(dist, wheels[0])
     names = zipfile.ZipFile(path).namelist()
     for want in ("clattn/libclattn.so", "clattn/bin/clattn", "clattn/py.typed",
-                 "clattn/__main__.py", "clattn/plot_bench.py"):
+                 "clattn/__main__.py", "clattn/plot_bench.py", "clattn/_kvcache.py",
+                 "clattn/_quant.py"):
         if want not in names:
             raise SystemExit("FAIL: %s lacks %s (it holds %s)" % (wheels[0], want, names))
     print("wheel: %s, %d bytes, built in %.1f s" % (wheels[0], os.path.getsize(path), built))
@@ -82,7 +84,8 @@ def main():
         run([py, "-m", "clattn", "verify", "--shape", "2,4,2,33,70,64", "--causal=br",
              "--dtype", "fp16"], env=env, cwd=tmp)
         run([os.path.join(venv, "bin", "clattn"), "--version"], env=env, cwd=tmp)
-        run([py, os.path.join(root, "python", "examples", "quickstart.py")], env=env, cwd=tmp)
+        for example in ("quickstart.py", "kvcache.py"):
+            run([py, os.path.join(root, "python", "examples", example)], env=env, cwd=tmp)
         tests_env = dict(env, PYTHONPATH=HERE)  # reference.py and the test modules only
         modules = list(MODULES)
         if subprocess.run([py, "-c", "import pyopencl"], capture_output=True).returncode == 0:
