@@ -86,7 +86,7 @@ __kernel void kv_append(__global const store_t *src, __global uchar *cache,
                         const ulong s_sb, const ulong s_sh, const ulong s_st, const ulong c_off,
                         const ulong c_sb, const ulong c_sh, const ulong c_st, const uint kv_heads,
                         const uint new_len, const uint n_k, __global const float *scales,
-                        const ulong row_bytes, const ulong block_values, const ulong block_bytes)
+                        const ulong block_values, const ulong block_bytes)
 {
     const uint row = get_global_id(0);
     const uint t = row % new_len, hk = row / new_len % kv_heads, b = row / new_len / kv_heads;
@@ -102,7 +102,6 @@ __kernel void kv_append(__global const store_t *src, __global uchar *cache,
     const float scale = scales ? scales[SCALE_HEAD ? hk : 0] : 1.0f;
     store_row(src + s_off + b * s_sb + hk * s_sh + (ulong)t * s_st,
               cache + at / block_values * block_bytes, 1.0f / scale);
-    (void)row_bytes;
 }
 
 /* Each device length advanced by new_len, within the cache. */

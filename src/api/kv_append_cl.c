@@ -7,6 +7,7 @@
 
 #include "api/prepare.h"
 #include "context/context.h"
+#include "context/kernel_args.h"
 #include "context/program.h"
 #include "core/abi.h"
 #include "core/kv_append.h"
@@ -19,19 +20,6 @@ struct append_tables {
     cl_mem owned[4];
 };
 
-static int upload(clattn_ctx *ctx, const void *host, size_t bytes, const char *name, cl_mem *out)
-{
-    cl_int err;
-    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                          (void *)host, &err);
-    if (err != CL_SUCCESS) {
-        char call[64];
-        snprintf(call, sizeof call, "clCreateBuffer(%s)", name);
-        return clattn_fail_cl(err, call);
-    }
-    return CLATTN_OK;
-}
-
 static int tables_of(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
                      const clattn_extras *ex, const struct kv_append_plan *p,
                      struct append_tables *t)
@@ -43,19 +31,19 @@ static int tables_of(clattn_ctx *ctx, const clattn_shape *s, const clattn_option
     t->scale[1] = ex->v_scale;
     const size_t scales = (o->kv_scale_per_head ? s->kv_heads : 1) * 4;
     int rc = CLATTN_OK;
-    if (!t->lens && (rc = upload(ctx, o->kv_lens, s->batch * 4, "kv_lens", &t->owned[0])) == 0)
+    if (!t->lens && (rc = prepare_upload(ctx, o->kv_lens, s->batch * 4, "kv_lens", &t->owned[0])) == 0)
         t->lens = t->owned[0];
     if (rc == 0 && o->page_size && !t->table) {
         if (!o->block_table)
             return clattn_fail(CLATTN_EINVAL, "a paged cache without a block table");
-        if ((rc = upload(ctx, o->block_table, s->batch * p->bt_stride * 4, "block_table",
+        if ((rc = prepare_upload(ctx, o->block_table, s->batch * p->bt_stride * 4, "block_table",
                          &t->owned[1])) == 0)
             t->table = t->owned[1];
     }
     const float *host_scale[2] = { o->k_scale, o->v_scale };
     for (int i = 0; i < 2 && rc == 0; i++)
         if (!t->scale[i] && host_scale[i] &&
-            (rc = upload(ctx, host_scale[i], scales, i ? "v_scale" : "k_scale",
+            (rc = prepare_upload(ctx, host_scale[i], scales, i ? "v_scale" : "k_scale",
                          &t->owned[2 + i])) == 0)
             t->scale[i] = t->owned[2 + i];
     if (rc < 0)
@@ -76,49 +64,6 @@ static void tables_release(struct append_tables *t)
             clReleaseMemObject(t->owned[i]);
 }
 
-/* Whether the device divides floats correctly rounded, as the host does
- * (x / 127 must give the host's scale). */
-static int rounds_division(const clattn_ctx *ctx)
-{
-    cl_device_fp_config fp = 0;
-    return clGetDeviceInfo(ctx->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) ==
-               CL_SUCCESS &&
-           (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
-}
-
-struct kargs {
-    cl_kernel k;
-    cl_uint next;
-    cl_int err;
-};
-
-static void karg(struct kargs *a, size_t size, const void *v)
-{
-    if (a->err == CL_SUCCESS)
-        a->err = clSetKernelArg(a->k, a->next, size, v);
-    a->next++;
-}
-
-static void karg_u64(struct kargs *a, uint64_t v)
-{
-    cl_ulong x = v;
-    karg(a, sizeof x, &x);
-}
-
-static void karg_u32(struct kargs *a, size_t v)
-{
-    cl_uint x = (cl_uint)v;
-    karg(a, sizeof x, &x);
-}
-
-static void karg_layout(struct kargs *a, const struct tensor_layout *l)
-{
-    karg_u64(a, l->offset);
-    karg_u64(a, l->batch);
-    karg_u64(a, l->head);
-    karg_u64(a, l->token);
-}
-
 /* One tensor's rows (K: v = 0, V: v = 1) into its cache. */
 static int enqueue_rows(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *o,
                         const struct kv_append_plan *p, const struct append_tables *t, int v,
@@ -133,27 +78,27 @@ static int enqueue_rows(clattn_ctx *ctx, const clattn_shape *s, const clattn_opt
              "-DSCALE_HEAD=%d%s%s", d, (int)type, o->page_size != 0, o->page_size,
              o->kv_scale_per_head != 0,
              dt == CLATTN_F16 ? " -DDTYPE_F16" : dt == CLATTN_BF16 ? " -DDTYPE_BF16" : "",
-             rounds_division(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+             /* x / 127 must give the host's scale, correctly rounded */
+             ctx->dev.fp32_div_rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     cl_kernel kern;
     int rc = kernel_get(ctx, "api/kv_append.cl", options, "kv_append", &kern);
     if (rc < 0)
         return rc;
-    struct kargs a = { kern, 0, CL_SUCCESS };
-    karg(&a, sizeof src, &src);
-    karg(&a, sizeof cache, &cache);
-    karg(&a, sizeof t->lens, &t->lens);
-    karg(&a, sizeof t->table, &t->table);
-    karg_u32(&a, p->bt_stride);
-    karg_u32(&a, o->num_pages);
-    karg_layout(&a, v ? &p->v_new : &p->k_new);
-    karg_layout(&a, v ? &p->v_cache : &p->k_cache);
-    karg_u32(&a, s->kv_heads);
-    karg_u32(&a, p->new_len);
-    karg_u32(&a, s->kv_len);
-    karg(&a, sizeof t->scale[v], &t->scale[v]);
-    karg_u64(&a, (uint64_t)d / clattn_kv_block_values(type) * clattn_kv_block_bytes(type, dt));
-    karg_u64(&a, clattn_kv_block_values(type));
-    karg_u64(&a, clattn_kv_block_bytes(type, dt));
+    struct kernel_args a = { kern, 0, CL_SUCCESS };
+    arg_mem(&a, src);
+    arg_mem(&a, cache);
+    arg_mem(&a, t->lens);
+    arg_mem(&a, t->table);
+    arg_u32(&a, p->bt_stride);
+    arg_u32(&a, o->num_pages);
+    arg_layout(&a, v ? &p->v_new : &p->k_new);
+    arg_layout(&a, v ? &p->v_cache : &p->k_cache);
+    arg_u32(&a, s->kv_heads);
+    arg_u32(&a, p->new_len);
+    arg_u32(&a, s->kv_len);
+    arg_mem(&a, t->scale[v]);
+    arg_u64(&a, clattn_kv_block_values(type));
+    arg_u64(&a, clattn_kv_block_bytes(type, dt));
     size_t global = s->batch * s->kv_heads * p->new_len;
     cl_int err = a.err;
     if (err == CL_SUCCESS)
@@ -171,10 +116,10 @@ static int enqueue_lens(clattn_ctx *ctx, const clattn_shape *s, const struct kv_
                         "-DSCALE_HEAD=0", "kv_append_lens", &kern);
     if (rc < 0)
         return rc;
-    struct kargs a = { kern, 0, CL_SUCCESS };
-    karg(&a, sizeof lens, &lens);
-    karg_u32(&a, p->new_len);
-    karg_u32(&a, s->kv_len);
+    struct kernel_args a = { kern, 0, CL_SUCCESS };
+    arg_mem(&a, lens);
+    arg_u32(&a, p->new_len);
+    arg_u32(&a, s->kv_len);
     size_t global = s->batch;
     cl_int err = a.err;
     if (err == CL_SUCCESS)

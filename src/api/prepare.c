@@ -74,10 +74,7 @@ int prepare_layouts(const clattn_shape *s, const clattn_options *opts,
         c->ql.batch = c->ol.batch = 0;
     if (opts->cu_seqlens_k || c->cu_k)
         c->kl.batch = c->vl.batch = 0;
-    c->bt_stride = opts->block_table_stride
-                       ? opts->block_table_stride
-                       : (opts->page_size ? (s->kv_len + opts->page_size - 1) / opts->page_size
-                                          : 0);
+    c->bt_stride = kv_cache_table_stride(s, opts);
     return CLATTN_OK;
 }
 
@@ -209,8 +206,8 @@ int prepare_host_arrays(const clattn_shape *s, const clattn_options *opts,
 
 /* A device copy of `bytes` of a host array: created (and so copied) now,
  * released by the caller once the call's commands are enqueued. */
-static int upload(clattn_ctx *ctx, const void *host, uint64_t bytes, const char *name,
-                  cl_mem *out)
+int prepare_upload(clattn_ctx *ctx, const void *host, uint64_t bytes, const char *name,
+                   cl_mem *out)
 {
     cl_int err;
     *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -235,7 +232,7 @@ static int device_copy(clattn_ctx *ctx, cl_mem *slot, const void *host, uint64_t
         return needed ? clattn_fail(CLATTN_EINVAL, "%s: neither a host array in the options "
                                     "nor a device buffer in the extras", name)
                       : CLATTN_OK;
-    int rc = upload(ctx, host, bytes, name, owned);
+    int rc = prepare_upload(ctx, host, bytes, name, owned);
     if (rc == CLATTN_OK)
         *slot = *owned;
     return rc;

@@ -22,6 +22,11 @@ int prepare_options(const clattn_shape *shape, const clattn_options *opts);
 int prepare_layouts(const clattn_shape *shape, const clattn_options *opts,
                     struct attention_call *c, uint64_t spans[4]);
 
+/* A read-only device copy of `bytes` of a host array, made now (the
+ * caller releases it once the commands using it are enqueued). */
+int prepare_upload(clattn_ctx *ctx, const void *host, uint64_t bytes, const char *name,
+                   cl_mem *out);
+
 /* CLATTN_EINVAL unless m is a buffer of the context's OpenCL context of at
  * least `need` bytes (the kernels do not check bounds). */
 int prepare_check_buffer(const clattn_ctx *ctx, cl_mem m, const char *name, uint64_t need);

@@ -31,10 +31,7 @@ int kv_append_prepare(const clattn_shape *s, const clattn_options *o, size_t new
             return clattn_fail(CLATTN_EINVAL, "kv_lens[%zu] = %u + new_len %zu passes the "
                                "cache's Nk = %zu", b, o->kv_lens[b], new_len, s->kv_len);
     /* The pages the append writes, where the table is on the host. */
-    const size_t stride = o->page_size ? (o->block_table_stride
-                                              ? o->block_table_stride
-                                              : (s->kv_len + o->page_size - 1) / o->page_size)
-                                       : 0;
+    const size_t stride = kv_cache_table_stride(s, o);
     for (size_t b = 0; o->page_size && o->block_table && o->kv_lens && b < s->batch; b++)
         for (size_t pos = o->kv_lens[b]; pos < o->kv_lens[b] + new_len; pos++) {
             const int32_t e = o->block_table[b * stride + pos / o->page_size];

@@ -51,6 +51,14 @@ static int check_offsets(const int32_t *cu, size_t batch, size_t max, const char
     return CLATTN_OK;
 }
 
+size_t kv_cache_table_stride(const clattn_shape *s, const clattn_options *o)
+{
+    if (!o->page_size)
+        return 0;
+    return o->block_table_stride ? o->block_table_stride
+                                 : (s->kv_len + o->page_size - 1) / o->page_size;
+}
+
 static int check_pages(const clattn_shape *s, const clattn_options *o, int host)
 {
     if (o->num_pages < 1)
@@ -59,7 +67,7 @@ static int check_pages(const clattn_shape *s, const clattn_options *o, int host)
         return clattn_fail(CLATTN_EUNSUPPORTED, "page_size %zu, num_pages %zu: each below "
                            "2^31", o->page_size, o->num_pages);
     const size_t need = (s->kv_len + o->page_size - 1) / o->page_size;
-    const size_t stride = o->block_table_stride ? o->block_table_stride : need;
+    const size_t stride = kv_cache_table_stride(s, o);
     if (stride < need)
         return clattn_fail(CLATTN_EINVAL, "block_table_stride %zu holds fewer than the %zu "
                            "pages of Nk = %zu keys", stride, need, s->kv_len);
@@ -162,9 +170,7 @@ uint64_t kv_cache_row(const clattn_shape *s, const clattn_options *o, int keys, 
     kv_cache_dims(s, o, &dims);
     kv_cache_seq(s, o, b, &seq);
     if (keys && o->page_size) {
-        const size_t stride = o->block_table_stride
-                                  ? o->block_table_stride
-                                  : (s->kv_len + o->page_size - 1) / o->page_size;
+        const size_t stride = kv_cache_table_stride(s, o);
         const uint64_t page = (uint64_t)o->block_table[b * stride + t / o->page_size];
         return ((page * heads + head) * o->page_size + t % o->page_size) * d;
     }

@@ -48,6 +48,10 @@ void kv_cache_seq(const clattn_shape *s, const clattn_options *opts, size_t b,
 uint64_t kv_cache_row(const clattn_shape *s, const clattn_options *opts, int keys, size_t b,
                       size_t heads, size_t head, size_t t, size_t d);
 
+/* The block table's row stride: block_table_stride, or the pages of Nk
+ * keys; 0 when not paged. */
+size_t kv_cache_table_stride(const clattn_shape *s, const clattn_options *opts);
+
 /* fp8's scale of key/value head hk for K (`v` 0) or V (1): 1 when none. */
 float kv_cache_scale(const clattn_options *opts, int v, size_t hk);
 

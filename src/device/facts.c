@@ -95,6 +95,10 @@ int device_facts_read(cl_device_id dev, struct device_facts *f)
     platform_name[sizeof platform_name - 1] = '\0';
     snprintf(f->label, sizeof f->label, "%s: %s", platform_name, f->identity.device_name);
     f->is_pocl = strstr(platform_name, "Portable Computing Language") != NULL;
+    cl_device_fp_config fp = 0;
+    f->fp32_div_rounded = clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp,
+                                          NULL) == CL_SUCCESS &&
+                          (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
     f->static_local_mem = f->local_mem;
     if (f->vendor == CLATTN_VENDOR_NVIDIA && nv_static_local_bytes(f->nv_cc) > f->local_mem)
         f->static_local_mem = nv_static_local_bytes(f->nv_cc);

@@ -19,6 +19,8 @@ struct device_facts {
     cl_device_type type;
     int is_cpu;                   /* CL_DEVICE_TYPE_CPU */
     int is_pocl;                  /* the platform is PoCL (its compiler's quirks) */
+    int fp32_div_rounded;         /* CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: the build option
+                                   * -cl-fp32-correctly-rounded-divide-sqrt is allowed */
     clattn_vendor vendor;
     int nv_cc;                    /* NVIDIA compute capability x 10 (90 = sm_90), else 0 */
     struct cl_extensions extensions;

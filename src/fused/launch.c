@@ -4,62 +4,13 @@
 #include <stdio.h>
 
 #include "context/context.h"
+#include "context/kernel_args.h"
 #include "context/program.h"
 #include "core/variants.h"
 #include "fused/kernel.h"
 
-/* Kernel arguments in order; a failure is reported once, for the kernel. */
-struct args {
-    cl_kernel kernel;
-    cl_uint next;
-    cl_int err;
-};
-
-static void arg(struct args *a, size_t size, const void *value)
-{
-    if (a->err == CL_SUCCESS)
-        a->err = clSetKernelArg(a->kernel, a->next, size, value);
-    a->next++;
-}
-
-static void arg_mem(struct args *a, cl_mem m)
-{
-    arg(a, sizeof m, &m); /* a NULL buffer is a NULL pointer */
-}
-
-static void arg_u64(struct args *a, uint64_t v)
-{
-    cl_ulong x = v;
-    arg(a, sizeof x, &x);
-}
-
-static void arg_u32(struct args *a, size_t v)
-{
-    cl_uint x = (cl_uint)v;
-    arg(a, sizeof x, &x);
-}
-
-static void arg_layout(struct args *a, const struct tensor_layout *l)
-{
-    arg_u64(a, l->offset);
-    arg_u64(a, l->batch);
-    arg_u64(a, l->head);
-    arg_u64(a, l->token);
-}
-
-static void arg_float(struct args *a, float v)
-{
-    arg(a, sizeof v, &v);
-}
-
-static void arg_i32(struct args *a, int v)
-{
-    cl_int x = v;
-    arg(a, sizeof x, &x);
-}
-
 /* B, Nq, Nk and H, in the order both argument lists take them. */
-static void arg_sizes(struct args *a, const clattn_shape *s)
+static void arg_sizes(struct kernel_args *a, const clattn_shape *s)
 {
     arg_u32(a, s->batch);
     arg_u32(a, s->q_len);
@@ -69,7 +20,7 @@ static void arg_sizes(struct args *a, const clattn_shape *s)
 
 /* cl/include/fused_grid.clh's FUSED_VARIANT_PARAMS: the variants'
  * arguments, whatever the call asks (a kernel reads those its bits name). */
-static void fused_variant_args(struct args *a, const struct attention_call *c)
+static void fused_variant_args(struct kernel_args *a, const struct attention_call *c)
 {
     const clattn_options *o = c->opts;
     struct mask_strides m = { 0, 0, 0, 0 };
@@ -90,14 +41,14 @@ static void fused_variant_args(struct args *a, const struct attention_call *c)
 
 /* The lengths' arguments: kv_lens and q_lens, or the packed offsets in
  * their place (the FUSED_F_PACKED_* bits say which). */
-static void arg_lens(struct args *a, const struct attention_call *c)
+static void arg_lens(struct kernel_args *a, const struct attention_call *c)
 {
     arg_mem(a, c->cu_k ? c->cu_k : c->kv_lens);
     arg_mem(a, c->cu_q ? c->cu_q : c->q_lens);
 }
 
 /* cl/include/fused_grid.clh's FUSED_CACHE_PARAMS. */
-static void fused_cache_args(struct args *a, const struct attention_call *c)
+static void fused_cache_args(struct kernel_args *a, const struct attention_call *c)
 {
     arg_mem(a, c->block_table);
     arg_u32(a, c->bt_stride);
@@ -110,7 +61,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
                  cl_kernel kern, const cl_mem part[FUSED_PARTS], cl_event *done)
 {
     const clattn_shape *s = c->shape;
-    struct args a = { kern, 0, CL_SUCCESS };
+    struct kernel_args a = { kern, 0, CL_SUCCESS };
     const cl_float scale_log2 = c->scale * 1.44269504088896341f; /* exp(x) = exp2(x log2 e) */
     arg_mem(&a, c->q);
     arg_mem(&a, c->k);
@@ -185,7 +136,7 @@ int fused_combine(clattn_ctx *ctx, const struct attention_call *c, const struct 
     int rc = kernel_get(ctx, "fused/combine.cl", options, "attention_combine", &kern);
     if (rc < 0)
         return rc;
-    struct args a = { kern, 0, CL_SUCCESS };
+    struct kernel_args a = { kern, 0, CL_SUCCESS };
     arg_mem(&a, c->o);
     arg_mem(&a, c->lse);
     arg_mem(&a, part_o);
