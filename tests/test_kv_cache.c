@@ -12,8 +12,10 @@
  * are checked against the reference of the same data laid out plainly (so
  * the gathers are checked, not shared), and the reference's own paging
  * against its plain form bit for bit. Every fused kernel that takes a case
- * runs it; the portable kernel must take every one. Outputs are poisoned
- * (NaN) first. Exits 77 without an OpenCL device.
+ * runs it; the portable and cpu kernels must take every one, the cpu
+ * kernel in both its layouts (keys across the lanes, rows across them)
+ * whatever the case's rows. Outputs are poisoned (NaN) first. Exits 77
+ * without an OpenCL device.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -128,10 +130,15 @@ static void copy_row(void *dst, size_t at_row, const void *src, size_t src_row, 
     memcpy((char *)dst + at_row * rb, (const char *)src + src_row * rb, rb);
 }
 
-/* Runs the problem on `kernel` in form f; 1 when the kernel does not take
- * it, else 0 with *r filled. */
+/* A kernel's tiles, BM x BN (0: its choice). */
+struct tiles {
+    size_t bm, bn;
+};
+
+/* Runs the problem on `kernel` with `tiles` in form f; 1 when the kernel
+ * does not take it, else 0 with *r filled. */
 static int run_form(const struct problem *p, const struct form *f, clattn_fused_kernel kernel,
-                    uint32_t splits, struct device_run *r)
+                    struct tiles tiles, uint32_t splits, struct device_run *r)
 {
     const clattn_shape *s = &p->s;
     const size_t B = s->batch, H = s->heads, HK = s->kv_heads, NQ = s->q_len, NK = s->kv_len;
@@ -141,6 +148,8 @@ static int run_form(const struct problem *p, const struct form *f, clattn_fused_
     o.fused_kernel = kernel;
     o.path = kernel == CLATTN_FUSED_AUTO ? CLATTN_PATH_NAIVE : CLATTN_PATH_FUSED;
     o.split_kv = splits;
+    o.block_m = tiles.bm;
+    o.block_n = tiles.bn;
     size_t lens_k[8], lens_q[8];
     for (size_t b = 0; b < B; b++) {
         lens_k[b] = p->o.kv_lens ? p->o.kv_lens[b] : NK;
@@ -341,9 +350,24 @@ static void check_run(const struct problem *p, const struct form *f, const struc
     }
 }
 
-/* The problem in form f on every fused kernel (the portable kernel must
- * take it), at the library's split and at 3 chunks; the naive path must
- * refuse what it does not take with CLATTN_EUNSUPPORTED. */
+/* The tiles each kernel runs a case with: its own, and for the cpu kernel
+ * both its layouts whatever the case's rows, 4 rows per work-item with
+ * the keys across the lanes and 2 x 16 with the rows across them, in
+ * blocks of 48 keys (not a multiple of a page or of a q8_0 block). */
+static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
+{
+    if (kernel != CLATTN_FUSED_CPU) {
+        t[0] = (struct tiles){ 0, 0 };
+        return 1;
+    }
+    t[0] = (struct tiles){ 4, 48 };
+    t[1] = (struct tiles){ 32, 48 };
+    return 2;
+}
+
+/* The problem in form f on every fused kernel (the portable and cpu
+ * kernels must take it), at the library's split and at 3 chunks; the
+ * naive path must refuse what it does not take with CLATTN_EUNSUPPORTED. */
 static void run_everywhere(const struct problem *p, const struct form *f)
 {
     const clattn_shape *s = &p->s;
@@ -353,12 +377,14 @@ static void run_everywhere(const struct problem *p, const struct form *f)
     assert_int_equal(clattn_reference_ex(s, &p->o, p->q, p->k, p->v, ref, ref_lse), CLATTN_OK);
     static const uint32_t splits[] = { 0, 3 };
     clattn_kernel_info k;
-    for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
-        for (size_t j = 0; j < 2; j++) {
+    for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++) {
+        struct tiles t[2];
+        const size_t n_tiles = tiles_of(k.id, t);
+        for (size_t j = 0; j < 2 * n_tiles; j++) {
             struct device_run r;
-            if (run_form(p, f, k.id, splits[j], &r)) {
-                if (k.id == CLATTN_FUSED_PORTABLE)
-                    fail_msg("%s: the portable kernel does not take it: %s", f->what,
+            if (run_form(p, f, k.id, t[j / 2], splits[j % 2], &r)) {
+                if (k.id == CLATTN_FUSED_PORTABLE || k.id == CLATTN_FUSED_CPU)
+                    fail_msg("%s: the %s kernel does not take it: %s", f->what, k.name,
                              clattn_last_error_detail());
                 break;
             }
@@ -366,8 +392,10 @@ static void run_everywhere(const struct problem *p, const struct form *f)
             free(r.o);
             free(r.lse);
         }
+    }
     struct device_run r;
-    if (run_form(p, f, CLATTN_FUSED_AUTO, 0, &r) == 0) { /* the naive path took it */
+    if (run_form(p, f, CLATTN_FUSED_AUTO, (struct tiles){ 0, 0 }, 0, &r) == 0) {
+        /* the naive path took it */
         check_run(p, f, &r, ref, ref_lse);
         free(r.o);
         free(r.lse);
@@ -420,21 +448,25 @@ static void test_paged(void **state)
         int token_major, shared, device;
         clattn_kv_type type;
         clattn_causal causal;
+        size_t d;
         const char *what;
     } cases[] = {
-        { 16, 0, 0, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_NONE, "paged 16" },
-        { 16, 1, 1, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 16 token-major, shared" },
-        { 7, 0, 0, 1, CLATTN_KV_DTYPE, CLATTN_CAUSAL_TOP_LEFT, "paged 7, device table" },
-        { 256, 1, 0, 0, CLATTN_KV_Q8_0, CLATTN_CAUSAL_NONE, "paged 256 q8_0" },
-        { 1, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 1 fp8" },
-        { 16, 1, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, "paged 16 fp8 token-major" },
-        { 32, 0, 0, 0, CLATTN_KV_Q4_0, CLATTN_CAUSAL_NONE, "paged 32 q4_0 d 32 decode" },
-        { 300, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, "paged 300 fp8" },
-        { 32, 1, 1, 1, CLATTN_KV_Q4_0, CLATTN_CAUSAL_BOTTOM_RIGHT, "paged 32 q4_0 shared, device" },
+        { 16, 0, 0, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_NONE, 32, "paged 16" },
+        { 16, 1, 1, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_BOTTOM_RIGHT, 32, "paged 16 token-major, shared" },
+        { 7, 0, 0, 1, CLATTN_KV_DTYPE, CLATTN_CAUSAL_TOP_LEFT, 32, "paged 7, device table" },
+        { 256, 1, 0, 0, CLATTN_KV_Q8_0, CLATTN_CAUSAL_NONE, 32, "paged 256 q8_0" },
+        { 1, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_BOTTOM_RIGHT, 32, "paged 1 fp8" },
+        { 16, 1, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, 32, "paged 16 fp8 token-major" },
+        { 32, 0, 0, 0, CLATTN_KV_Q4_0, CLATTN_CAUSAL_NONE, 32, "paged 32 q4_0 d 32 decode" },
+        { 300, 0, 0, 0, CLATTN_KV_FP8_E4M3, CLATTN_CAUSAL_NONE, 32, "paged 300 fp8" },
+        { 32, 1, 1, 1, CLATTN_KV_Q4_0, CLATTN_CAUSAL_BOTTOM_RIGHT, 32, "paged 32 q4_0 shared, device" },
+        /* rows of 32 + 16 + 8 values: every width a kernel reads them in */
+        { 16, 0, 0, 0, CLATTN_KV_DTYPE, CLATTN_CAUSAL_TOP_LEFT, 56, "paged 16 d 56" },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct problem p;
-        problem_init(&p, 4, 4, 2, c % 2 ? 4 : 1, 300, 32, 32, CLATTN_F16, cases[c].type,
+        const size_t d = cases[c].d;
+        problem_init(&p, 4, 4, 2, c % 2 ? 4 : 1, 300, d, d, CLATTN_F16, cases[c].type,
                      cases[c].type, cases[c].causal, 200 + c);
         /* Lengths 300, 0, 1 and one not a multiple of the page; a shared
          * first page needs sequence 1 as long as that page. */
@@ -444,7 +476,7 @@ static void test_paged(void **state)
         p.kv_lens[3] = 173;
         p.o.kv_lens = p.kv_lens;
         if (cases[c].shared) { /* sequence 1 reads sequence 0's first page */
-            const size_t kb = row_bytes(cases[c].type, CLATTN_F16, 32);
+            const size_t kb = row_bytes(cases[c].type, CLATTN_F16, d);
             for (size_t hk = 0; hk < 2; hk++)
                 for (size_t j = 0; j < cases[c].page; j++) {
                     copy_row(p.k, (1 * 2 + hk) * 300 + j, p.k, (0 * 2 + hk) * 300 + j, kb);

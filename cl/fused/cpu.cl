@@ -29,6 +29,15 @@
  *
  * Keys across lanes (-DDR=<rows>, decode: g*Nq <= 8): see below.
  *
+ * K and V as the cache keeps them (cl/include/kv_cache.clh's -DK_TYPE,
+ * -DV_TYPE, -DPAGED): where either is quantized or paged (KV_GENERIC), each
+ * K and V block is read through its accessors, a q8_0 / q4_0 block of 32
+ * values at a time, into the private float copy both layouts already keep
+ * for converted storage; the plain loads stay as they are otherwise.
+ * Packed (varlen) sequences find their rows and keys through
+ * fused_grid.clh; a packed sequence's rows past its length are the next
+ * one's, and are not written.
+ *
  * Both: blocks outside a row's visible keys (causal mask, window) skipped,
  * the ranges applied only where a block crosses an edge; the per-score
  * variants (softcap, ALiBi, an additive or boolean mask) on whole vectors
@@ -44,6 +53,7 @@
 #include "fused_score.clh"
 #include "exp2_poly.clh"
 #include "tanh_poly.clh"
+#include "kv_cache.clh"
 
 #define R 16
 typedef float16 vec;
@@ -52,12 +62,15 @@ typedef int16 ivec;
 #define LN2 0.69314718055994531f
 
 /* Storage other than float goes through a float copy of each K and V block
- * (vload_half16 is F16C; bfloat16 is a shift). */
+ * (vload_half16 is F16C; bfloat16 is a shift), and so does a cache read
+ * through kv_cache.clh (a q8_0 block is 16 bytes to a float16 and one
+ * multiply by its scale). */
 #if defined(DTYPE_F16) || defined(DTYPE_BF16)
 #define CONVERTS 1
 #else
 #define CONVERTS 0
 #endif
+#define COPIES (CONVERTS || KV_GENERIC)
 #define KVW (D > DV ? D : DV) /* floats of a staged K or V row */
 
 /* The variants applied to each score, and those that may hide a key in a
@@ -114,12 +127,39 @@ static inline void rows_to_float(__global const store_t *src, ulong st, float *d
         to_float(src + j * st, dst + j * width, width);
 }
 
+#if KV_GENERIC
+/* Keys [j0, j0 + nv) of a cache head stored as `type`, `width` values each,
+ * to a packed float block: 32 values at a time (kv_load32: a q8_0 / q4_0 /
+ * fp8 row holds whole blocks of 32), a plain row's tail 16 at a time, then
+ * one by one. */
+static inline void cache_rows_to_float(const struct kv_head *h, const int type, uint j0,
+                                       float *dst, int nv, int width)
+{
+    for (int j = 0; j < nv; j++) {
+        const ulong at = kv_row(h, j0 + j);
+        float *row = dst + j * width;
+        int x = 0;
+        for (; x + 32 <= width; x += 32) {
+            vec lo, hi;
+            kv_load32(h, type, at + x, &lo, &hi);
+            vstore16(lo, 0, row + x);
+            vstore16(hi, 0, row + x + 16);
+        }
+        for (; x + 16 <= width; x += 16)
+            vstore16(kv_load16(h, type, at + x), 0, row + x);
+        for (; x < width; x++)
+            row[x] = kv_load(h, type, at + x);
+    }
+}
+#endif
+
 /* Finishes packed row `row` of the place from its accumulator `acc` (DV
  * floats, unnormalised), its sum l and maximum m (log2 domain): O and the
  * LSE (with the head's sink), or with -DSPLIT the chunk's partials; `bad`
  * marks a NaN or +inf score. Rows past the sequence's write zeros (or,
- * split, nothing). Without sinks the sink is -inf: the same results as
- * fused_row_scale and fused_row_lse. */
+ * split, nothing; packed, no O: those rows are the next sequence's).
+ * Without sinks the sink is -inf: the same results as fused_row_scale and
+ * fused_row_lse. */
 static inline void finish_row(const struct fused_place *at, uint row, float *acc, float l,
                               float m, int bad, int sees_key, __global store_t *o,
                               __global float *lse, __global float *part_o,
@@ -143,11 +183,13 @@ static inline void finish_row(const struct fused_place *at, uint row, float *acc
     const float sink = live && (FUSED_FLAGS & FUSED_F_SINKS) ? sinks[head] * LOG2E : -INFINITY;
     const float inv = live ? fused_row_scale_sink(l, m, sees_key, sink) : 0.0f;
     __global store_t *orow = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st);
-    int x = 0;
-    for (; x + 16 <= DV; x += 16)
-        store16(vload16(0, acc + x) * inv, orow + x);
-    for (; x < DV; x++)
-        STORE(acc[x] * inv, orow, x);
+    if (live || !PACKED_Q) {
+        int x = 0;
+        for (; x + 16 <= DV; x += 16)
+            store16(vload16(0, acc + x) * inv, orow + x);
+        for (; x < DV; x++)
+            STORE(acc[x] * inv, orow, x);
+    }
 #if LSE_OUT
     lse[fused_row_id(at, row, heads, n_q)] =
         live ? fused_row_lse_sink(l, m, sees_key, inv, sink) : -INFINITY;
@@ -213,10 +255,14 @@ static inline vec variant_scores(vec s, float softcap, vec slope, ivec dist, vec
 #define NVV ((DV + 15) / 16) /* ... along V's and O's */
 #define NKV (NQV > NVV ? NQV : NVV)
 #if CONVERTS || D % 16 || DV % 16
-#define STAGED 1 /* K and V blocks go through a zero-padded float copy */
+#define PADDED 1 /* row_to_vecs goes through a zero-padded float copy */
 #else
-#define STAGED 0
+#define PADDED 0
 #endif
+/* K and V blocks go through a float copy: padded rows, and a cache read
+ * through its accessors (converted once per work-item, then read by each
+ * of its DR rows). */
+#define STAGED (PADDED || KV_GENERIC)
 #define XCT (NVV % XCH)
 
 /* r[i] = sum of the lanes of a[i], i < 16: four levels of pairwise folds. */
@@ -269,7 +315,7 @@ static inline vec hsum_all(vec x)
 static inline void row_to_vecs(__global const store_t *src, vec *dst, float s, int width,
                                int nvec)
 {
-#if STAGED
+#if PADDED
     float t[NKV * 16];
     to_float(src, t, width);
     for (int x = width; x < nvec * 16; x++)
@@ -281,6 +327,51 @@ static inline void row_to_vecs(__global const store_t *src, vec *dst, float s, i
         dst[i] = vload16(i, src) * s;
 #endif
 }
+
+#if KV_GENERIC
+/* A hint to fetch the cache lines of key j's row (`width` values) of a
+ * cache head. Decoding is bound by memory, and a work-item reads K and V
+ * in bursts of a block between its FMAs: fetched a block ahead, the rows
+ * arrive while the block before them is computed (some 15% at 32768 keys
+ * in q8_0 on PoCL, against the hardware prefetcher alone). OpenCL's
+ * prefetch() does nothing under PoCL; clang's builtin is a prefetcht0 on
+ * x86-64, and other compilers get no hint. */
+static inline void prefetch_row(const struct kv_head *h, const int type, uint j, int width)
+{
+#if defined(__clang__) && defined(__x86_64__)
+    const ulong at = kv_row(h, j);
+    __global const uchar *p = kv_addr(h, type, at);
+    const int bytes = (int)(kv_addr(h, type, at + width) - p);
+    for (int b = 0; b < bytes; b += 64)
+        __builtin_prefetch(p + b);
+    __builtin_prefetch(p + bytes - 1);
+#endif
+}
+
+/* Key j's row of a cache head stored as `type`, `width` values, as `nvec`
+ * zero-padded vectors (read as cache_rows_to_float reads it). Inlined: PoCL
+ * would call it once per key, a call that costs as much as the row. */
+static inline __attribute__((always_inline))
+void cache_row_to_vecs(const struct kv_head *h, const int type, uint j, vec *dst, int width,
+                       int nvec)
+{
+    const ulong at = kv_row(h, j);
+    int i = 0;
+#pragma unroll
+    for (; 16 * i + 32 <= width; i += 2)
+        kv_load32(h, type, at + 16 * i, &dst[i], &dst[i + 1]);
+    for (; i < nvec; i++) {
+        if (16 * i + 16 <= width) {
+            dst[i] = kv_load16(h, type, at + 16 * i);
+        } else {
+            float t[16];
+            for (int x = 0; x < 16; x++)
+                t[x] = 16 * i + x < width ? kv_load(h, type, at + 16 * i + x) : 0.0f;
+            dst[i] = vload16(0, t);
+        }
+    }
+}
+#endif
 
 /* The per-score variants on the scores of keys [j, j + 16) of one row
  * (`n` of them real, the rest repeating the last: their mask reads stay
@@ -352,9 +443,17 @@ void attention_fused(FUSED_PARAMS(store_t))
 #endif
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, DR, BN);
-    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
-    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+#if KV_GENERIC
+    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
+                                              bt_stride, n_pages, k_scale);
+    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
+                                              bt_stride, n_pages, v_scale);
+#else
+    /* Key 0's row: a packed sequence's first key is k_first rows in. */
+    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, k_st);
+    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, v_st);
     const ulong kst = k_st, vst = v_st;
+#endif
     const uint p0 = at.r0;
     const int nr = p0 < at.n_rows ? (int)min((uint)DR, at.n_rows - p0) : 0;
     const ivec iota = (ivec)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -394,7 +493,17 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     for (int j0 = (int)at.kv_begin; j0 < item_end; j0 += BN) {
         const int nv = min(BN, item_end - j0);
-#if STAGED
+#if KV_GENERIC
+        /* Whole groups of 16 keys, zeros past nv (masked below): the Q.K^T
+         * loop then finds its 16 rows at fixed offsets. */
+        for (int j = 0; j < nv; j++) {
+            cache_row_to_vecs(&k_cache, K_TYPE, j0 + j, kvb[j], D, NQV);
+            prefetch_row(&k_cache, K_TYPE, min(j0 + j + BN, item_end - 1), D);
+        }
+        for (int j = nv; j % 16; j++)
+            for (int i = 0; i < NQV; i++)
+                kvb[j][i] = (vec)(0.0f);
+#elif STAGED
         for (int j = 0; j < nv; j++)
             row_to_vecs(kb + (size_t)(j0 + j) * kst, kvb[j], 1.0f, D, NQV);
 #else
@@ -414,11 +523,12 @@ void attention_fused(FUSED_PARAMS(store_t))
 #pragma unroll
                 for (int i = 0; i < 16; i++)
                     acc[i] = (vec)(0.0f);
-                /* Keys past nv repeat the last one; they are masked. */
+                /* Keys past nv repeat the last one (a staged cache block
+                 * has zeros there); they are masked. */
                 int jr[16];
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    jr[i] = min(g * 16 + i, nv - 1);
+                    jr[i] = KV_GENERIC ? g * 16 + i : min(g * 16 + i, nv - 1);
                 for (int xv = 0; xv < NQV; xv++) {
                     const vec qx = qv[r][xv];
 #pragma unroll
@@ -450,7 +560,12 @@ void attention_fused(FUSED_PARAMS(store_t))
             lsum[r] = fma(lsum[r], (vec)(alpha[r]), ls);
             m[r] = m_new;
         }
-#if STAGED
+#if KV_GENERIC
+        for (int j = 0; j < nv; j++) {
+            cache_row_to_vecs(&v_cache, V_TYPE, j0 + j, kvb[j], DV, NVV);
+            prefetch_row(&v_cache, V_TYPE, min(j0 + j + BN, item_end - 1), DV);
+        }
+#elif STAGED
         for (int j = 0; j < nv; j++)
             row_to_vecs(vb + (size_t)(j0 + j) * vst, kvb[j], 1.0f, DV, NVV);
 #else
@@ -598,15 +713,23 @@ void attention_fused(FUSED_PARAMS(store_t))
 #if PER_SCORE
     struct lane_variants lv[RV];
 #endif
-#if CONVERTS
+#if COPIES
     float kf[BN * KVW];  /* the block's K, then V, converted to float */
 #endif
 
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, R * RV, BN);
-    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
-    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+#if KV_GENERIC
+    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
+                                              bt_stride, n_pages, k_scale);
+    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
+                                              bt_stride, n_pages, v_scale);
+#else
+    /* Key 0's row: a packed sequence's first key is k_first rows in. */
+    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, k_st);
+    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, v_st);
     const ulong kst = k_st, vst = v_st;
+#endif
     const uint p0 = at.r0;
 
     int item_end = (int)at.kv_begin;
@@ -675,8 +798,12 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     for (int j0 = (int)at.kv_begin; j0 < item_end; j0 += BN) {
         const int nv_item = min(BN, item_end - j0);
-#if CONVERTS
+#if KV_GENERIC
+        cache_rows_to_float(&k_cache, K_TYPE, j0, kf, nv_item, D);
+#elif CONVERTS
         rows_to_float(kb + (size_t)j0 * kst, kst, kf, nv_item, D);
+#endif
+#if COPIES
         const float *kblk = kf;
         const ulong kbst = D;
 #else
@@ -755,8 +882,12 @@ void attention_fused(FUSED_PARAMS(store_t))
             m[rv] = m_new;
         }
 
-#if CONVERTS
+#if KV_GENERIC
+        cache_rows_to_float(&v_cache, V_TYPE, j0, kf, nv_item, DV);
+#elif CONVERTS
         rows_to_float(vb + (size_t)j0 * vst, vst, kf, nv_item, DV);
+#endif
+#if COPIES
 #define VROW(j) (kf + (size_t)(j) * DV)
 #else
 #define VROW(j) (vb + (size_t)(j0 + (j)) * vst)

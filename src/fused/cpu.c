@@ -6,7 +6,10 @@
  * across the lanes. Tiles measured on a 2-core Zen 4 under PoCL 3.1
  * (docs/CPU_KERNEL.md): BN = 128 and the most row vectors are best or within
  * noise of it at d = 64, 128, 256 in both dtypes; KB and XC move nothing
- * beyond noise; decoding wants BN 128 in fp32 and 32 in fp16. */
+ * beyond noise; decoding wants BN 128 in fp32 and 32 in fp16. K and V as
+ * the cache keeps them (quantized, paged, packed) through
+ * cl/include/kv_cache.clh, converted into the float copy of each block
+ * that fp16 and bf16 storage already use. */
 #include <stdio.h>
 
 #include "core/error.h"
@@ -33,22 +36,23 @@ static size_t max_size(size_t a, size_t b)
     return a > b ? a : b;
 }
 
-/* Q^T, O^T, P^T, and the converted K/V block (fp16, bf16), rows across
- * lanes; d_v is V's head dimension. */
-static size_t private_bytes(size_t rv, size_t bn, size_t d, size_t dv, clattn_dtype dtype)
+/* The budgets below count the converted K/V block in every dtype:
+ * configure sees the shape, not the cache, and a quantized or paged cache
+ * is converted in fp32 too. */
+
+/* Q^T, O^T, P^T, and the converted K/V block, rows across lanes; d_v is
+ * V's head dimension. */
+static size_t private_bytes(size_t rv, size_t bn, size_t d, size_t dv)
 {
-    const size_t staged = dtype != CLATTN_F32 ? bn * max_size(d, dv) + d : 0;
-    return 4 * (rv * (d + dv) * LANES + rv * bn * LANES + staged);
+    return 4 * (rv * (d + dv) * LANES + rv * bn * LANES + bn * max_size(d, dv) + d);
 }
 
-/* Q, O, scores (64-byte vectors), P (floats), and the staged K/V block when
- * converted or d or d_v is not a multiple of 16, keys across lanes. */
-static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, size_t dv, clattn_dtype dtype)
+/* Q, O, scores (64-byte vectors), P (floats), and the staged K/V block,
+ * keys across lanes. */
+static size_t decode_private_bytes(size_t dr, size_t bn, size_t d, size_t dv)
 {
     const size_t nq = (d + 15) / 16, nv = (dv + 15) / 16;
-    const size_t staged = dtype != CLATTN_F32 || d % 16 || dv % 16;
-    return 64 * (dr * (nq + nv) + dr * bn / 16 + (staged ? bn * max_size(nq, nv) : 0)) +
-           4 * dr * bn;
+    return 64 * (dr * (nq + nv) + dr * bn / 16 + bn * max_size(nq, nv)) + 4 * dr * bn;
 }
 
 static const char *not_preferred(const struct device_facts *dev, const struct attention_call *c)
@@ -82,10 +86,10 @@ static int configure_decode(const clattn_shape *s, struct fused_plan *plan)
     if (dr > DECODE_ROWS || bn % 16 || bn == 0 || bn > 1024)
         return clattn_fail(CLATTN_EINVAL, "the CPU decode layout needs BM <= %d and BN a "
                            "multiple of 16 up to 1024 (asked %zux%zu)", DECODE_ROWS, dr, bn);
-    if (decode_private_bytes(dr, bn, d, dv, s->dtype) > PRIVATE_BUDGET)
+    if (decode_private_bytes(dr, bn, d, dv) > PRIVATE_BUDGET)
         return clattn_fail(CLATTN_EUNSUPPORTED, "CPU decode tile %zux%zu needs %zu B of private "
                            "memory for d=%zu, d_v=%zu (budget %zu)", dr, bn,
-                           decode_private_bytes(dr, bn, d, dv, s->dtype), d, dv, PRIVATE_BUDGET);
+                           decode_private_bytes(dr, bn, d, dv), d, dv, PRIVATE_BUDGET);
     const size_t vectors = (dv + 15) / 16, xch = 16 / dr;
     FUSED_PLAN_OWN(plan, struct cpu_own)->xc = xch < vectors ? xch : vectors;
     return CLATTN_OK;
@@ -104,10 +108,10 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EINVAL, "the CPU kernel needs BM of 1 to %d, or a multiple "
                            "of %d up to %d, and BN a multiple of %d up to 1024 (asked %zux%zu)",
                            DECODE_ROWS, LANES, MAX_RV * LANES, KB, bm, bn);
-    if (private_bytes(bm / LANES, bn, d, dv, s->dtype) > PRIVATE_BUDGET)
+    if (private_bytes(bm / LANES, bn, d, dv) > PRIVATE_BUDGET)
         return clattn_fail(CLATTN_EUNSUPPORTED, "CPU tile %zux%zu needs %zu B of private memory "
                            "for d=%zu, d_v=%zu (budget %zu)", bm, bn,
-                           private_bytes(bm / LANES, bn, d, dv, s->dtype), d, dv, PRIVATE_BUDGET);
+                           private_bytes(bm / LANES, bn, d, dv), d, dv, PRIVATE_BUDGET);
     *FUSED_PLAN_OWN(plan, struct cpu_own) = (struct cpu_own){ KB, dv < 16 ? dv : 16 };
     return CLATTN_OK;
 }
@@ -130,8 +134,9 @@ const struct fused_kernel fused_cpu = {
     .file = "fused/cpu.cl",
     .summary = "shaped for CPUs: float16 vectors, register tiles, no local memory",
     /* Every variant but the snippets: its scores are vectors of 16 rows, and
-     * a snippet is a function of one score (the portable kernel takes them). */
-    .variants = FUSED_F_VARIANTS & ~(FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD | FUSED_F_CACHE),
+     * a snippet is a function of one score (the portable kernel takes them).
+     * The KV cache's forms included. */
+    .variants = FUSED_F_VARIANTS & ~(FUSED_F_SCORE_MOD | FUSED_F_MASK_MOD),
     .dtypes = FUSED_DTYPE(CLATTN_F32) | FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
     .takes_dv = 1,
     .not_preferred = not_preferred,

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/perf/time_fused in both of its forms (the positional one the
-# comparison scripts call, and the options of the clattn commands): one
-# JSON line with the fields the scripts read, and a bad command line
-# refused with status 2.
+# comparison scripts call, and the options of the clattn commands, a KV
+# cache form among them): one JSON line with the fields the scripts read,
+# and a bad command line refused with status 2.
 #
 # Usage: test_time_fused.sh path/to/time_fused
 # Exit: 0 pass, 1 fail, 77 skip (no python3, or no OpenCL device).
@@ -23,7 +23,7 @@ check() { # what, then the time_fused arguments
     python3 - "$out" "$what" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read())
-for key in ("shape", "kernel", "splits", "times", "cpu_per_call", "device_per_call_s"):
+for key in ("shape", "cache", "kernel", "splits", "times", "cpu_per_call", "device_per_call_s"):
     assert key in r, "%s: no %r in %r" % (sys.argv[2], key, r)
 assert r["times"] and all(t > 0 for t in r["times"]), r
 assert r["device_per_call_s"] > 0, r
@@ -34,6 +34,9 @@ check "positional" 1,4,2,1,300,16 fp16 none auto 4 2
 check "positional, tiles and splits" 1,4,2,1,300,16 fp16 bottom-right auto 4 2 16x32 2
 check "positional, naive" 1,2,1,20,20,16 fp32 top-left naive 3
 check "options" --shape 1,4,2,1,300,16 --dtype fp16 --split-kv 3 --reps 4 --batches 2
+check "a q8_0 cache in pages" --shape 1,4,2,1,300,32 --dtype fp16 --kv-type q8_0 --page-size 16 \
+    --reps 4 --batches 2
+grep -q '"cache": "kv=q8_0 pages=16"' "$out" || { echo "FAIL: the cache form: $(cat "$out")"; exit 1; }
 set +e
 "$TF" --shape 1,4,2 --reps 3 >/dev/null 2>&1
 rc=$?

@@ -21,10 +21,14 @@
  * time_fused --help lists them); the first is read as the second (KERNEL
  * is --path fused --kernel KERNEL, naive is --path naive; tiles and splits
  * 0 or absent are the library's choice; BATCHES defaults to 5).
- * Prints one JSON line: the shape, dtype and mask, the kernel the library
- * ran, its splits and tiles, the per-call times of each batch ("times"),
- * the process CPU seconds per call ("cpu_per_call", robust to other jobs on
- * a shared CPU) and the device's time per call ("device_per_call_s").
+ * A KV cache form (--kv-type, --k-type, --v-type, --page-size, --packed
+ * with --q-lens and --kv-lens) is made by cli/kvcache.h from inputs drawn
+ * on the host, as clattn bench makes it; plain inputs are drawn on the
+ * device. Prints one JSON line: the shape, dtype and mask, the cache form
+ * ("cache": "" for the plain one), the kernel the library ran, its splits
+ * and tiles, the per-call times of each batch ("times"), the process CPU
+ * seconds per call ("cpu_per_call", robust to other jobs on a shared CPU)
+ * and the device's time per call ("device_per_call_s").
  * Exit status 1 when a call fails, 2 for a bad command line. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <stddef.h>
@@ -36,6 +40,7 @@
 #include <clattn/clattn.h>
 
 #include "cli.h"
+#include "kvcache.h"
 #include "options.h"
 
 #define CMD "time_fused"
@@ -90,7 +95,7 @@ static int set_option(void *state, const cli_option *option, const char *v)
 
 static const cli_command command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_DTYPE | CLI_CAUSAL | CLI_PATH | CLI_KERNEL | CLI_SPLIT_KV |
-             CLI_KV_LENS | CLI_PARAMS,
+             CLI_KV_LENS | CLI_PARAMS | CLI_CACHE | CLI_Q_LENS,
     own_options, CLI_COUNT(own_options), set_option, usage, NULL,
 };
 
@@ -198,16 +203,52 @@ static int measure(const struct args *a, const clattn_shape *s, clattn_ctx *ctx,
         free(times);
         return fail("timed calls", rc);
     }
+    char cache[64];
+    cli_cache_describe(&a->call.cache, s, cache, sizeof cache);
     printf("{\"shape\": \"%zu,%zu,%zu,%zu,%zu,%zu\", \"dtype\": \"%s\", \"causal\": \"%s\", "
-           "\"kernel\": \"%s\", \"splits\": %u, \"block_m\": %zu, \"block_n\": %zu, "
-           "\"rows_per_item\": %zu, \"times\": [", s->batch, s->heads, s->kv_heads, s->q_len,
-           s->kv_len, s->head_dim, cli_dtype_name(s->dtype), cli_causal_name(o->causal),
-           info.kernel, info.splits, plan.block_m, plan.block_n, plan.rows_per_item);
+           "\"cache\": \"%s\", \"kernel\": \"%s\", \"splits\": %u, \"block_m\": %zu, "
+           "\"block_n\": %zu, \"rows_per_item\": %zu, \"times\": [", s->batch, s->heads,
+           s->kv_heads, s->q_len, s->kv_len, s->head_dim, cli_dtype_name(s->dtype),
+           cli_causal_name(o->causal), cache, info.kernel, info.splits, plan.block_m,
+           plan.block_n, plan.rows_per_item);
     for (size_t i = 0; i < a->batches; i++)
         printf("%s%.6g", i ? ", " : "", times[i]);
     printf("], \"cpu_per_call\": %.6g, \"device_per_call_s\": %.6g}\n", cpu, device.median_s);
     free(times);
     return 0;
+}
+
+/* The inputs of a cache form in device buffers b (Q, K, V, O): Q, K and V
+ * drawn on the host, made into the form (its tables into d, its options
+ * into a->opts), uploaded. */
+static int cache_inputs(struct args *a, const clattn_shape *s, clattn_ctx *ctx, cl_mem *b,
+                        cli_cache_data *d)
+{
+    const size_t es = clattn_dtype_size(s->dtype);
+    const size_t n[3] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
+                          clattn_shape_kv_elems(s) };
+    void *host[3] = { malloc(n[0] * es), malloc(n[1] * es), malloc(n[2] * es) };
+    clattn_options ref = a->opts;
+    int rc = host[0] && host[1] && host[2] ? CLATTN_OK : CLATTN_ENOMEM;
+    for (int i = 0; i < 3 && rc == CLATTN_OK; i++)
+        rc = clattn_random_fill(host[i], n[i], s->dtype, 1 + (uint64_t)i);
+    if (rc == CLATTN_OK)
+        rc = cli_cache_make(&a->call.cache, s, s->head_dim, host[0], host[1], host[2],
+                            a->opts.kv_lens, a->opts.q_lens, d, &ref, &a->opts);
+    const void *up[4] = { d->dq ? d->dq : host[0], d->dk ? d->dk : d->k ? d->k : host[1],
+                          d->dv ? d->dv : d->v ? d->v : host[2], NULL };
+    const size_t bytes[4] = { d->q_bytes, d->kd_bytes, d->vd_bytes, d->o_bytes };
+    for (int i = 0; i < 4 && rc == CLATTN_OK; i++) {
+        cl_int err;
+        b[i] = clCreateBuffer(clattn_cl_context(ctx),
+                              CL_MEM_READ_WRITE | (up[i] ? CL_MEM_COPY_HOST_PTR : 0), bytes[i],
+                              (void *)up[i], &err);
+        if (err != CL_SUCCESS)
+            rc = CLATTN_EOOM;
+    }
+    for (int i = 0; i < 3; i++)
+        free(host[i]);
+    return rc < 0 ? fail("the KV cache's inputs", rc) : 0;
 }
 
 int main(int argc, char **argv)
@@ -228,7 +269,12 @@ int main(int argc, char **argv)
     const size_t es = clattn_dtype_size(s.dtype), elems[4] = {
         clattn_shape_q_elems(&s), clattn_shape_kv_elems(&s), clattn_shape_kv_elems(&s),
         clattn_shape_q_elems(&s) };
-    for (int i = 0; i < 4 && status == 0; i++) {
+    cli_cache_data cache;
+    memset(&cache, 0, sizeof cache);
+    const int cached = cli_cache_any(&c->cache);
+    if (status == 0 && cached)
+        status = cache_inputs(&a, &s, ctx, b, &cache);
+    for (int i = 0; i < 4 && status == 0 && !cached; i++) {
         cl_int err;
         b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, elems[i] * es, NULL, &err);
         /* Random inputs: a softmax over zeros is not the work being timed. */
@@ -241,6 +287,7 @@ int main(int argc, char **argv)
     if (status == 0)
         status = measure(&a, &s, ctx, b);
     cli_release_buffers(b, 4);
+    cli_cache_free(&cache);
     clattn_close(&ctx);
     cli_call_free(&a.call);
     return status;

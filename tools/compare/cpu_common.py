@@ -70,14 +70,22 @@ def peer(args):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def time_fused(shape, dtype, mask, kernel="auto", reps="5", batches="3"):
+def time_fused(shape, dtype, mask, kernel="auto", reps="5", batches="3", kv_type=None):
     """tests/perf/time_fused: median per-call seconds over the batches,
-    CPU seconds per call, and the kernel the library ran."""
-    out = json.loads(run([TIME_FUSED, shape, dtype, mask, kernel, str(reps), str(batches)]))
+    CPU seconds per call, and the kernel the library ran; kv_type: K and V
+    stored quantized (q8_0, q4_0, fp8_e4m3)."""
+    cmd = [TIME_FUSED, shape, dtype, mask, kernel, str(reps), str(batches)]
+    if kv_type:  # the options form: the positional one takes no cache (nor the naive path)
+        cmd = [TIME_FUSED, "--shape", shape, "--dtype", dtype, "--causal", mask, "--path",
+               "fused", "--kernel", kernel, "--reps", str(reps), "--batches", str(batches),
+               "--kv-type", kv_type]
+    out = json.loads(run(cmd))
     return med(out["times"]), out["cpu_per_call"], out["kernel"]
 
 
-def verify(shape, dtype, mask, path="fused"):
+def verify(shape, dtype, mask, path="fused", kv_type=None):
     """`clattn verify --shape` of one case against the CPU reference (double
-    precision); exits with its status if it fails."""
-    run([CLATTN, "verify", "--shape", shape, "--dtype", dtype, "--causal", mask, "--path", path])
+    precision; a quantized K and V as stored, kv_type); exits with its
+    status if it fails."""
+    run([CLATTN, "verify", "--shape", shape, "--dtype", dtype, "--causal", mask, "--path", path] +
+        (["--kv-type", kv_type] if kv_type else []))
