@@ -35,11 +35,18 @@
  * columns of an 8-column tile group are 16 contiguous bytes of a V row
  * (NV_ACC_COL); two keys' words are paired with byte permutes.
  *
- * fp16 storage only. Build options: -DD=<64|128|256> -DBN=<keys per block,
+ * K and V as the cache keeps them (cl/include/kv_cache.clh): pages through
+ * a block table on both paths, q8_0 / q4_0 / fp8 e4m3 on the register
+ * path, whose loads keep the stored bytes and whose math converts them
+ * (cl/include/nv_kv_frag.clh).
+ *
+ * fp16 or bf16 storage (quantized caches: fp16). Build options: -DD=<64|128|256> -DBN=<keys per block,
  * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8> -DMERGE=<0|1:
  * combine the chunks here, else cl/fused/combine.cl does> -DSTEAL=<0|1: the
  * groups of a row tile take its chunks in turn> -DDIRECT=<0|1: K and V in
- * registers; MT = 1, D <= 128, STAGES = 2>, and fused_grid.clh's.
+ * registers; MT = 1, D <= 128, STAGES = 2> -DPREFETCH=<0..8: on the
+ * register path, the key block that far ahead asked of the L2>, and
+ * fused_grid.clh's.
  */
 #if !defined(D) || !defined(BN) || !defined(MT) || !defined(STAGES) || !defined(MERGE) || \
     !defined(STEAL)
@@ -60,8 +67,15 @@
 #ifndef DIRECT
 #define DIRECT 0
 #endif
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
 #if DIRECT && (MT != 1 || D > 128 || STAGES != 2)
 #error "DIRECT takes MT = 1, D <= 128 and STAGES = 2 (the next block in registers)"
+#endif
+#if defined(K_TYPE) && defined(V_TYPE) && (K_TYPE != 0 || V_TYPE != 0) && \
+    (!DIRECT || !defined(DTYPE_F16))
+#error "quantized K or V take DIRECT = 1 and fp16 storage"
 #endif
 
 #define BM (16 * MT)
@@ -86,11 +100,14 @@
 #endif
 
 #include "nv_ptx.clh"
+#include "dtype.clh"
 #include "fused_grid.clh"
 #include "fused_finish.clh"
 #include "fused_score.clh"
 #include "nv_mma_tile.clh"
 #include "nv_chunk_merge.clh"
+#include "kv_cache.clh"
+#include "nv_kv_frag.clh"
 
 /* -DTRACE=1 (through $CLATTN_BUILD_OPTIONS; measurement only): each
  * group prints, when it ends, the global timer (ns) at its start, when its
@@ -138,41 +155,79 @@ static inline void ring_load(__local uint4 *tile, __global const ushort *head, u
     }
 }
 
+/* The same for a paged cache: each row's own address through the block
+ * table. */
+static inline void ring_load_paged(__local uint4 *tile, const struct kv_head *h, uint j0,
+                                   uint end, uint lane)
+{
+    const uint ch = lane % CHUNKS, r = lane / CHUNKS;
+    __global const ushort *base = (__global const ushort *)h->base;
+#pragma unroll
+    for (uint i = 0; i < BN / RPI; i++) {
+        const uint row = r + i * RPI;
+        const uint valid = j0 + row < end;
+        __global const ushort *g = base + kv_row(h, valid ? j0 + row : j0) + ch * 8;
+        cp_async16_ca(tile + SWZ(row, ch), g, valid ? 16u : 0u);
+    }
+}
+
 #if DIRECT
+/* The register path's functions take the fragment arrays whole: inlined
+ * always, or a compiler that declines (its body grows with a quantized
+ * cache's conversions) puts the arrays in local memory. */
 #define DJ (D / 32) /* 16-byte loads of a key row per lane in Q K^T */
 #define DA (D / 64) /* 64-column groups of O */
 
 /* Lane (g, t)'s B fragments of keys [j0, j0 + BN) for Q K^T: of key
  * j0 + 8 nt + g, the 16 bytes at column 32 j + 8 t. Keys at or past `end`
  * are not read (zeros). */
-static inline void direct_load_k(uint4 kr[NT_S][DJ], __global const ushort *head, ulong st,
-                                 uint j0, uint end, uint g, uint t)
+static inline __attribute__((always_inline)) void direct_load_k(k_frag kr[NT_S][DJ], const struct kv_head *h, uint j0,
+                                 uint end, uint g, uint t)
 {
 #pragma unroll
     for (int nt = 0; nt < NT_S; nt++) {
         const uint key = j0 + 8 * nt + g;
-        __global const uint4 *row = (__global const uint4 *)(head + (ulong)key * st) + t;
 #pragma unroll
         for (int j = 0; j < DJ; j++)
-            kr[nt][j] = key < end ? row[4 * j] : (uint4)(0u);
+            kr[nt][j] = key < end ? K_FRAG_LOAD(h, key, 32 * j + 8 * t) : K_FRAG_ZERO;
+    }
+}
+
+/* The K and V rows of keys [j, j + BN) asked of the L2 (-DPREFETCH=<n>:
+ * the block n ahead of the one loaded into registers), two lanes per key
+ * and tensor: the registers hold one block, the L2 brings the next n, so
+ * more of the stream is in flight than the registers could hold (a
+ * quantized or paged block, fewer bytes or a table read first, needs it
+ * most). Keys at or past `end` are not asked for. */
+static inline __attribute__((always_inline)) void direct_prefetch(const struct kv_head *kh, const struct kv_head *vh, uint j,
+                                   uint end, uint lane)
+{
+#pragma unroll
+    for (uint i = 0; i < (BN + 15) / 16; i++) {
+        const uint key = j + 16 * i + lane % 16;
+        if (key < end) {
+            if (lane < 16)
+                nv_prefetch_row(kh, K_TYPE, key, D);
+            else
+                nv_prefetch_row(vh, V_TYPE, key, D);
+        }
     }
 }
 
 /* Lane (g, t)'s B fragments of keys [j0, j0 + BN) for P V: of the four
  * keys 16 kk + 2 t + {0, 1, 8, 9} (the k of b0's and b1's halves), the 16
  * bytes at column 64 a + 8 g. */
-static inline void direct_load_v(uint4 vr[KS_PV][4][DA], __global const ushort *head, ulong st,
-                                 uint j0, uint end, uint g, uint t)
+static inline __attribute__((always_inline)) void direct_load_v(v_frag vr[KS_PV][4][DA], const struct kv_head *h, uint j0,
+                                 uint end, uint g, uint t)
 {
 #pragma unroll
     for (int kk = 0; kk < KS_PV; kk++)
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const uint key = j0 + 16 * kk + 2 * t + (r & 1) + 8 * (r >> 1);
-            __global const uint4 *row = (__global const uint4 *)(head + (ulong)key * st) + g;
 #pragma unroll
             for (int a = 0; a < DA; a++)
-                vr[kk][r][a] = key < end ? row[8 * a] : (uint4)(0u);
+                vr[kk][r][a] = key < end ? V_FRAG_LOAD(h, key, 64 * a + 8 * g) : V_FRAG_ZERO;
         }
 }
 
@@ -180,11 +235,15 @@ static inline void direct_load_v(uint4 vr[KS_PV][4][DA], __global const ushort *
 
 /* S = Q K^T of the block in kr. k-step (j, h) covers columns 32 j + 8 t +
  * 4 h + {0..3}: halves 4h.. of each lane's 16 bytes, Q's and K's alike. */
-static inline void direct_scores(float s[MT][NT_S][4], __local const uint4 *q_tile,
-                                 const uint4 kr[NT_S][DJ], uint g, uint t)
+static inline __attribute__((always_inline)) void direct_scores(float s[MT][NT_S][4], __local const uint4 *q_tile,
+                                 const k_frag kr[NT_S][DJ], uint g, uint t)
 {
 #pragma unroll
     for (int j = 0; j < DJ; j++) {
+        uint4 kx[NT_S];
+#pragma unroll
+        for (int nt = 0; nt < NT_S; nt++)
+            kx[nt] = K_FRAG_HALVES(kr[nt][j]);
         const uint4 q0 = q_tile[SWZ(g, 4 * j + t)], q1 = q_tile[SWZ(g + 8, 4 * j + t)];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -192,16 +251,16 @@ static inline void direct_scores(float s[MT][NT_S][4], __local const uint4 *q_ti
             const uint a1 = h ? q1.z : q1.x, a3 = h ? q1.w : q1.y;
 #pragma unroll
             for (int nt = 0; nt < NT_S; nt++)
-                MMA_16816_T(s[0][nt], a0, a1, a2, a3, h ? kr[nt][j].z : kr[nt][j].x,
-                          h ? kr[nt][j].w : kr[nt][j].y);
+                MMA_16816_T(s[0][nt], a0, a1, a2, a3, h ? kx[nt].z : kx[nt].x,
+                            h ? kx[nt].w : kx[nt].y);
         }
     }
 }
 
 /* acc += P V of the block in vr: b0 pairs keys 2t, 2t + 1 of a column,
  * b1 keys 2t + 8, 2t + 9 (low half the lower key). */
-static inline void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT][NT_S][4],
-                                        const uint4 vr[KS_PV][4][DA])
+static inline __attribute__((always_inline)) void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT][NT_S][4],
+                                        const v_frag vr[KS_PV][4][DA])
 {
 #pragma unroll
     for (int kk = 0; kk < KS_PV; kk++) {
@@ -210,17 +269,22 @@ static inline void direct_accumulate_pv(float acc[MT][NT_O][4], const float s[MT
         const uint p2 = pack_t2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
         const uint p3 = pack_t2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
 #pragma unroll
-        for (int a = 0; a < DA; a++)
+        for (int a = 0; a < DA; a++) {
+            /* Converted where the math takes them, one column group at a
+             * time (four keys' words live, not the block's). */
+            const uint4 v0 = V_FRAG_HALVES(vr[kk][0][a]), v1 = V_FRAG_HALVES(vr[kk][1][a]);
+            const uint4 v2 = V_FRAG_HALVES(vr[kk][2][a]), v3 = V_FRAG_HALVES(vr[kk][3][a]);
 #pragma unroll
             for (int e = 0; e < 8; e++) {
-                const uint x0 = U4_WORD(vr[kk][0][a], e / 2), x1 = U4_WORD(vr[kk][1][a], e / 2);
-                const uint x2 = U4_WORD(vr[kk][2][a], e / 2), x3 = U4_WORD(vr[kk][3][a], e / 2);
+                const uint x0 = U4_WORD(v0, e / 2), x1 = U4_WORD(v1, e / 2);
+                const uint x2 = U4_WORD(v2, e / 2), x3 = U4_WORD(v3, e / 2);
                 const uint b0 = e & 1 ? (x0 >> 16) | (x1 & 0xffff0000u)
                                       : (x0 & 0xffffu) | (x1 << 16);
                 const uint b1 = e & 1 ? (x2 >> 16) | (x3 & 0xffff0000u)
                                       : (x2 & 0xffffu) | (x3 << 16);
                 MMA_16816_T(acc[0][8 * a + e], p0, p1, p2, p3, b0, b1);
             }
+        }
     }
 }
 #endif
@@ -263,8 +327,14 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM, BN);
     const uint kv_end = at.tile_end;
-    __global const ushort *k_head = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, 0);
-    __global const ushort *v_head = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, 0);
+    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
+                                              bt_stride, n_pages, k_scale);
+    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
+                                              bt_stride, n_pages, v_scale);
+#if !DIRECT && !PAGED
+    __global const ushort *k_head = k + k_cache.head;
+    __global const ushort *v_head = v + v_cache.head;
+#endif
 #if SPLIT
     __global uint *ctr = chunk_ctr + 2 * ((at.b * kv_heads + at.hk) * n_rtiles + at.r0 / BM);
 #endif
@@ -302,12 +372,17 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         }                                                                    \
     } while (0)
     /* The copies' block, if it is one: K and V into ring slot `st`. */
+#if PAGED
+#define RING_LOAD(tile, head, cache, st, j) ring_load_paged(tile, cache, j, kv_end, lane)
+#else
+#define RING_LOAD(tile, head, cache, st, j) ring_load(tile, head, st, j, kv_end, lane)
+#endif
 #define COPY_BLOCK(st)                                                       \
     do {                                                                     \
         const uint j_ = walk_key(&copy, split_keys, at.tile_begin);                         \
         if (copy.chunk < n_chunks && j_ < kv_end) {                          \
-            ring_load(ring[st][0], k_head, k_st, j_, kv_end, lane);          \
-            ring_load(ring[st][1], v_head, v_st, j_, kv_end, lane);          \
+            RING_LOAD(ring[st][0], k_head, &k_cache, k_st, j_);              \
+            RING_LOAD(ring[st][1], v_head, &v_cache, v_st, j_);              \
         }                                                                    \
         cp_async_commit();                                                   \
         COPY_STEP();                                                         \
@@ -334,11 +409,14 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     do {                                                                     \
         const uint j_ = walk_key(&copy, split_keys, at.tile_begin);                         \
         const uint end_ = copy.chunk < n_chunks ? kv_end : 0u;               \
-        direct_load_k(KR, k_head, k_st, j_, end_, g, t);                     \
-        direct_load_v(VR, v_head, v_st, j_, end_, g, t);                     \
+        direct_load_k(KR, &k_cache, j_, end_, g, t);                         \
+        direct_load_v(VR, &v_cache, j_, end_, g, t);                         \
+        if (PREFETCH)                                                        \
+            direct_prefetch(&k_cache, &v_cache, j_ + PREFETCH * BN, end_, lane); \
         COPY_STEP();                                                         \
     } while (0)
-    uint4 ka[NT_S][DJ], kb[NT_S][DJ], va[KS_PV][4][DA], vb[KS_PV][4][DA];
+    k_frag ka[NT_S][DJ], kb[NT_S][DJ];
+    v_frag va[KS_PV][4][DA], vb[KS_PV][4][DA];
     nv_load_queries(q_tile, q, &at, q_off, q_sb, q_sh, q_st, lane, BM, 32);
     cp_async_commit();
     COPY_DIRECT(ka, va);
@@ -356,7 +434,12 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
 
     const uint row0 = at.r0 + g;
-    const struct fused_variants fv = FUSED_VARIANTS_OF();
+    /* fp8 K's scale multiplies every score: folded into the score scale. */
+    const float k_unit = K_UNIT(&k_cache);
+    const float s_log2 = scale_log2 * k_unit;
+    struct fused_variants fv = FUSED_VARIANTS_OF();
+    fv.scale *= k_unit;
+    fv.inv_scale = 1.0f / fv.scale;
     uint row_end[MT][2];
     float acc[MT][NT_O][4];
     float m_run[MT][2], l_run[MT][2];
@@ -376,7 +459,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         float s[MT][NT_S][4];                                                \
         nv_zero_scores(s);                                                   \
         direct_scores(s, q_tile, KC, g, t);                                  \
-        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv); \
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, s_log2, row0, &fv); \
         direct_accumulate_pv(acc, s, VC);                                    \
         MATH_STEP();                                                         \
         it++;                                                                \
@@ -433,7 +516,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #undef Q_FRAG
         }
 
-        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, scale_log2, row0, &fv);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, s_log2, row0, &fv);
         nv_accumulate_pv(acc, s, ring[slot][1], v_key, v_ch);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
         MATH_STEP();
@@ -441,9 +524,16 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
     cp_async_wait_all(); /* nothing may be in flight when the group exits */
     TRACE_AT(t_walked);
+#if V_TYPE == KV_FP8
+    /* fp8 V's scale multiplies every output (and partial output). */
+#pragma unroll
+    for (int n = 0; n < NT_O; n++)
+        acc[0][n][0] *= v_cache.scale, acc[0][n][1] *= v_cache.scale,
+        acc[0][n][2] *= v_cache.scale, acc[0][n][3] *= v_cache.scale;
+#endif
 
     nv_store_rows(acc, m_run, l_run, row_end, &at, row0, t, o, lse, part_o, part_ml, o_off, o_sb,
-                  o_sh, o_st, batch, heads, n_q, scale_log2, &fv);
+                  o_sh, o_st, batch, heads, n_q, s_log2, &fv);
     TRACE_AT(t_stored);
     int is_last = 1;
 #if SPLIT
@@ -467,6 +557,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #undef TAKE_AT_ENTRY
 #undef COPY_STEP
 #undef COPY_BLOCK
+#undef RING_LOAD
 #undef MATH_STEP
 #undef TRACE_FIRST
 #if DIRECT

@@ -87,6 +87,7 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
     }
 done:
     *state = rc < 0 ? PROBE_FAILED : PROBE_BUILDS;
+    ctx->fused.probe_rc[k->id] = rc < 0 ? rc : CLATTN_OK;
     if (rc < 0)
         snprintf(ctx->fused.probe_failure[k->id], sizeof ctx->fused.probe_failure[0],
                  "%.199s", clattn_last_error_detail());
@@ -260,6 +261,9 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
     snprintf(note, sizeof note, "%s", plan->note);
     fused_plan_init(plan, k);
     plan->head_dim_v = c->head_dim_v;
+    plan->kv_quantized = c->opts->k_type != CLATTN_KV_DTYPE || c->opts->v_type != CLATTN_KV_DTYPE;
+    plan->kv_blocks = c->opts->k_type == CLATTN_KV_Q8_0 || c->opts->k_type == CLATTN_KV_Q4_0 ||
+                      c->opts->v_type == CLATTN_KV_Q8_0 || c->opts->v_type == CLATTN_KV_Q4_0;
     snprintf(plan->note, sizeof plan->note, "%s", note);
     int rc = plan_tiles(ctx, c, plan);
     if (rc < 0)
@@ -303,6 +307,7 @@ static int plan_key(const struct attention_call *c, struct fused_plan_key *key)
     key->kernel = o->fused_kernel;
     key->block_m = o->block_m, key->block_n = o->block_n, key->rows_per_item = o->rows_per_item;
     key->split_kv = o->split_kv;
+    key->k_type = (int)o->k_type, key->v_type = (int)o->v_type;
     const char *params = o->kernel_params ? o->kernel_params : "";
     if (strlen(params) >= sizeof key->kernel_params)
         return 0;
@@ -349,9 +354,16 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
         const struct fused_kernel *k = fused_kernel_by_id(opts->fused_kernel);
         if (!k)
             return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
-        const char *why = fused_cannot_run(ctx, k, c);
+        const char *why = variant_missing(k, c);
+        if (!why && k->cannot_run)
+            why = k->cannot_run(&ctx->dev, c);
         if (why)
             return clattn_fail(CLATTN_EUNSUPPORTED, "fused kernel %s: %s", k->name, why);
+        /* A kernel this device should run that does not build is a fault
+         * (its build's own code), not a shape it does not take. */
+        if (!probe_builds(ctx, k))
+            return clattn_fail(ctx->fused.probe_rc[k->id], "fused kernel %s does not build "
+                               "here: %s", k->name, ctx->fused.probe_failure[k->id]);
         return plan_kernel(ctx, c, k, plan);
     }
     char last[200] = "";

@@ -27,6 +27,7 @@ struct fused_plan_key {
     clattn_fused_kernel kernel;
     size_t block_m, block_n, rows_per_item;
     uint32_t split_kv;
+    int k_type, v_type; /* the cache's storage: what the kernels take differs */
     char kernel_params[FUSED_MEMO_PARAMS_MAX];
 };
 
@@ -38,6 +39,7 @@ struct fused_state {
     struct fused_plan_key memo_key;
     struct fused_plan memo;
     char probe_failure[FUSED_IDS_MAX][200]; /* why a probe failed, for notes */
+    int probe_rc[FUSED_IDS_MAX];            /* and its CLATTN_E* code */
     char plan_failure[200];                 /* fused_cannot_plan's last reason */
     struct kept_buffer part[FUSED_PARTS];   /* split-KV workspace: partial O, (max, sum),
                                              * the merging kernels' arrival counters */

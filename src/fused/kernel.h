@@ -49,6 +49,8 @@ struct fused_plan {
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
     size_t head_dim_v;      /* V's and O's head dimension (the call's) */
+    int kv_quantized;       /* K or V stored quantized (the call's cache) */
+    int kv_blocks;          /* ... in blocks of 32 with a scale (q8_0, q4_0) */
     int steals_chunks;      /* the groups of a row tile take its chunks of
                              * split_keys in turn (`splits` groups, more
                              * chunks); else each group has one */
