@@ -15,7 +15,7 @@ usage:
       torch (FILE: torch_attention.py's JSON lines), text (FILE: the tail
       is kept), power (FILE: nvidia-smi's csv lines), phase (ARGS: start
       and end, `date +%s.%N`)
-  table.py ceilings|prefill|sustained|decode|fp32|naive|oom RAW.jsonl [--read-bw B/s]
+  table.py ceilings|prefill|sustained|decode|kvcache|fp32|naive|oom RAW.jsonl [--read-bw B/s]
 """
 import json
 import statistics
@@ -389,6 +389,69 @@ def decode(recs, opts):
     print(check_summary(recs, "decode-check"))
 
 
+# --- kvcache ---------------------------------------------------------------------
+
+FORM_BYTES = {"fp16": 2.0, "paged16": 2.0, "paged256": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32,
+              "fp8_e4m3": 1.0}
+
+
+def kvcache(recs, opts):
+    t, order = {}, []
+    for rec in recs:
+        if rec["source"] == "time_fused" and rec["label"].startswith("kvcache/"):
+            a = rec["args"].split()
+            shape, form = tuple(int(x) for x in a[0].split(",")), a[3]
+            if shape not in t:
+                order.append(shape)
+                t[shape] = {}
+            t[shape][form] = rec
+    torch = {}
+    for rec in recs:
+        if rec["source"] == "torch" and rec["label"] == "kvcache-torch":
+            for row in rec["rows"]:
+                if "form" in row:
+                    key = tuple(int(x) for x in row["case"].split(",")[:6])
+                    torch[(key, row["form"])] = row
+    read_bw = opts.get("read_bw")
+    head = ["B, Nk", "cache", "kernel (splits)", "clattn ms", "device ms", "fp16 / form",
+            "streamed", "PyTorch step ms (flash, cuDNN)", "dequant ms", "PyTorch / clattn"]
+    print("fp16 queries, H = 32, Hkv = 8, d = 128, Nq = 1; clattn: median of 3 batches of 20 "
+          "calls; PyTorch: the gather or dequantization and SDPA, 20 calls.\n")
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    for shape in order:
+        B, H, Hkv, Nq, Nk, d = shape
+        base = tf_ms(t[shape]["fp16"]) if "fp16" in t[shape] else None
+        for form, rec in t[shape].items():
+            r = rec.get("result") or {}
+            ms = tf_ms(rec)
+            dev = r.get("device_per_call_s")
+            kv = 2.0 * B * Hkv * Nk * d * FORM_BYTES.get(form, 2.0)
+            if dev:
+                bw = kv / dev
+                stream = si(bw, "B/s") + (" (%.0f%%)" % (100 * bw / read_bw) if read_bw else "")
+            else:
+                stream = "—"
+            tr = torch.get((shape, form))
+            fl, cu = torch_ms(tr, "flash"), torch_ms(tr, "cudnn")
+            best = min((x for x in (fl, cu) if isinstance(x, (int, float))), default=None)
+            deq = tr.get("dequant_ms") if tr else None
+            print("| %d, %d | %s | %s (%s) | %s | %s | %s | %s | %s, %s | %s | %s |" % (
+                B, Nk, form, r.get("kernel", "failed").replace("fused/", ""), r.get("splits", "—"),
+                f4(ms) if ms else "failed", f4(dev * 1e3) if dev else "—",
+                fr(ratio(base, ms)) if base and ms else "—", stream,
+                f4(fl) if isinstance(fl, (int, float)) else (fl or "not run"),
+                f4(cu) if isinstance(cu, (int, float)) else (cu or "not run"),
+                f4(deq) if isinstance(deq, (int, float)) else "—",
+                fr(ratio(best, ms)) if best and ms else "—"))
+    print()
+    print("streamed: the cache's bytes (2·B·Hkv·Nk·d values at 2, 34/32, 18/32 or 1 bytes each) "
+          "over the device time per call%s." % (
+              " (in brackets: of the %.2f TB/s read rate past the cache, `clattn devices --measure`)"
+              % (read_bw / 1e12) if read_bw else ""))
+
+
+
 # --- fp32 ------------------------------------------------------------------------
 
 def fp32(recs, opts):
@@ -501,7 +564,7 @@ def main():
         opts["fma"] = float(sys.argv[sys.argv.index("--fma") + 1])
     recs = read_raw(sys.argv[2])
     fn = {"ceilings": ceilings, "prefill": prefill, "sustained": sustained, "decode": decode,
-          "fp32": fp32, "naive": naive, "oom": oom}.get(sys.argv[1])
+          "fp32": fp32, "naive": naive, "oom": oom, "kvcache": kvcache}.get(sys.argv[1])
     if not fn:
         sys.exit(__doc__)
     fn(recs, opts)

@@ -21,6 +21,15 @@ usage:
       SDPA's flash, cudnn, efficient (memory-efficient) and math backends,
       20 timed calls each; grouped-query cases use SDPA's enable_gqa, and
       K/V expanded to every query head where a backend refuses that
+  torch_attention.py kvcache CASE FORM[,FORM..]
+      a decoding step over a KV cache kept in FORM, as a PyTorch user runs
+      it today: fp16 (SDPA on the cache itself), paged16 / paged256 (fp16
+      pages [num_pages, page, Hkv, d] gathered through a shuffled block
+      table), q8_0 / q4_0 (ggml's blocks of 32 along d: int8 or packed
+      nibbles and an fp16 scale each) and fp8_e4m3 (float8_e4m3fn and one
+      fp32 scale), dequantized to fp16 and then SDPA flash and cuDNN, each
+      call the whole step (20 timed calls); "dequant_ms" is the conversion
+      (or gather) alone
   torch_attention.py sustained CASE BACKEND SECONDS
       one backend (flash, cudnn, efficient) for SECONDS of calls back to
       back, each call between its own two events: the median of a 20-call
@@ -175,6 +184,74 @@ def case_rows(argv):
         torch.cuda.empty_cache()
 
 
+def cache_form(form, k):
+    """K [B, Hkv, Nk, d] fp16 kept in `form`: (what the cache holds, the
+    function that gives it back as fp16 [B, Hkv, Nk, d])."""
+    B, Hk, Nk, d = k.shape
+    if form == "fp16":
+        return k, lambda: k
+    if form.startswith("paged"):
+        page = int(form[5:])
+        per_seq = (Nk + page - 1) // page
+        pad = per_seq * page - Nk
+        kp = torch.nn.functional.pad(k.transpose(1, 2), (0, 0, 0, 0, 0, pad))  # [B, N', Hk, d]
+        pages = kp.reshape(B * per_seq, page, Hk, d)
+        perm = torch.randperm(B * per_seq, device=k.device)
+        store = torch.empty_like(pages)
+        store[perm] = pages
+        table = perm.view(B, per_seq)
+        return (store, table), lambda: store[table].reshape(B, per_seq * page, Hk, d)[:, :Nk].transpose(1, 2)
+    if form == "fp8_e4m3":
+        scale = k.abs().amax().float() / 448.0
+        q8 = (k.float() / scale).to(torch.float8_e4m3fn)
+        return q8, lambda: (q8.to(torch.float16) * scale.half())
+    blocks = k.float().reshape(B, Hk, Nk, d // 32, 32)
+    amax = blocks.abs().amax(-1, keepdim=True)
+    if form == "q8_0":
+        s = (amax / 127.0).half()
+        q = torch.round(blocks / s.float().clamp_min(1e-30)).clamp(-127, 127).to(torch.int8)
+        return (q, s), lambda: (q.half() * s).reshape(B, Hk, Nk, d)
+    if form == "q4_0":
+        s = (amax / 8.0).half()
+        q = (torch.round(blocks / s.float().clamp_min(1e-30)) + 8).clamp(0, 15).to(torch.uint8)
+        nib = q[..., :16] | (q[..., 16:] << 4)
+        def deq():
+            lo = (nib & 15).half() - 8.0
+            hi = (nib >> 4).half() - 8.0
+            return (torch.cat((lo, hi), -1) * s).reshape(B, Hk, Nk, d)
+        return (nib, s), deq
+    raise SystemExit("unknown cache form %r" % form)
+
+
+def kvcache_rows(argv):
+    case, forms = argv[0], argv[1].split(",")
+    q, k, v, H, Hk, kw = case_tensors(case)
+    for form in forms:
+        row = {"case": case, "form": form}
+        _, k_back = cache_form(form, k)
+        _, v_back = cache_form(form, v)
+        if form != "fp16":
+            row["dequant_ms"] = guarded(lambda: round(median(event_times(
+                lambda: (k_back(), v_back()), 20, 3)), 5))
+        for name in ("flash", "cudnn"):
+            for expand in ((False, True) if H != Hk else (False,)):
+                def step(be=BACKENDS[name], expand=expand):
+                    kk, vv = k_back(), v_back()
+                    if expand:
+                        kk, vv = kk.repeat_interleave(H // Hk, 1), vv.repeat_interleave(H // Hk, 1)
+                    with sdpa_kernel([be]):
+                        return torch.nn.functional.scaled_dot_product_attention(
+                            q, kk, vv, enable_gqa=(H != Hk and not expand), **kw)
+                r = guarded(lambda: {"ms": round(median(event_times(step, 20, 3)), 5)})
+                row[name] = r
+                if isinstance(r, dict):
+                    r["gqa"] = "expanded" if expand else "native"
+                    break
+        emit(row)
+        del k_back, v_back
+        torch.cuda.empty_cache()
+
+
 def sustained(argv):
     case, backend, seconds = argv[0], argv[1], float(argv[2])
     q, k, v, H, Hk, kw = case_tensors(case)
@@ -191,9 +268,11 @@ def sustained(argv):
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("sdpa", "cases", "sustained"):
+    modes = {"sdpa": sdpa_rows, "cases": case_rows, "kvcache": kvcache_rows,
+             "sustained": sustained}
+    if len(sys.argv) < 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
-    {"sdpa": sdpa_rows, "cases": case_rows, "sustained": sustained}[sys.argv[1]](sys.argv[2:])
+    modes[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == "__main__":
