@@ -30,7 +30,8 @@ static void usage(const cli_command *cmd, FILE *f)
             "--v-type, --page-size, --packed) quantizes the drawn K and V, scatters them\n"
             "into pages or packs the batch by --q-lens and --kv-lens; the model counts the\n"
             "cache's bytes and the check reads the same quantized K and V (fused rows\n"
-            "only, unless --path asks for naive ones, which refuse the cache).\n"
+            "only, unless --path asks for naive ones: they gather pages and quantized\n"
+            "K and V into copies in the dtype, and refuse packed batches).\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);

@@ -95,7 +95,8 @@ static const struct variant_spec specs[] = {
       NO_WINDOW, .snippet = SNIPPET_SOFTCAP },
     { "window as mask_mod", SHAPE(1, 4, 2, 10, 90, 32, 32, F32, NONE), NO_WINDOW,
       .snippet = SNIPPET_WINDOW },
-    /* The KV cache's forms: the fused path's (the naive path refuses them). */
+    /* The KV cache's forms (the naive path gathers pages and quantized K
+     * and V into its copies; it refuses packed batches and bf16). */
     { "q8_0 cache, decoding, kv_lens, LSE", SHAPE(3, 8, 2, 1, 300, 64, 64, F16, BR), NO_WINDOW,
       KV(Q8_0, Q8_0), .kv_lens = { 300, 1, 77 }, .lse = 1 },
     { "q4_0 cache", SHAPE(2, 4, 2, 19, 150, 32, 32, F32, BR), NO_WINDOW, KV(Q4_0, Q4_0) },

@@ -392,7 +392,8 @@ typedef struct clattn_cache_estimate {
  * offsets read; its memory plan holds the tensors as stored (paged,
  * packed) and those arrays; per-sequence query counts (cache->q_lens)
  * shape the batch's block accounting, Q's reads and FLOPs. The traffic
- * table (Q1), the naive estimate (the naive path refuses caches) and the
+ * table (Q1), the naive estimate (its contiguous copies of K and V in the
+ * dtype; the gather's reads of the cache are not counted) and the
  * mask-free crossover lengths stay the dtype's. `cache_out` (may be NULL)
  * receives the cache's own figures. CLATTN_EINVAL for a cache not set up
  * (struct_size), an unknown type, d or d_v not a multiple of a block

@@ -44,6 +44,13 @@ int naive_gemm_names(clattn_ctx *ctx, const clattn_shape *s, const clattn_option
     return CLATTN_OK;
 }
 
+/* Whether tensor i (K 1, V 2) is kept as a cache: quantized or paged. */
+static int cached(const struct attention_call *c, int i)
+{
+    const clattn_kv_type t = i == 1 ? c->opts->k_type : c->opts->v_type;
+    return t != CLATTN_KV_DTYPE || c->opts->page_size != 0;
+}
+
 /* Which tensors go through a contiguous copy: a layout the GEMMs cannot
  * take, or K and V of sequences with their own lengths (a GEMM reads every
  * key; the copy holds zeros past each sequence's). Bit i: Q, K, V, O. */
@@ -53,8 +60,10 @@ static unsigned packed_tensors(const struct attention_call *c)
     const int lens = c->kv_lens || c->opts->kv_lens;
     unsigned m = 0;
     m |= !layout_is_contiguous(&c->ql, s->heads, s->q_len, s->head_dim) << 0;
-    m |= (lens || !layout_is_contiguous(&c->kl, s->kv_heads, s->kv_len, s->head_dim)) << 1;
-    m |= (lens || !layout_is_contiguous(&c->vl, s->kv_heads, s->kv_len, s->head_dim)) << 2;
+    m |= (lens || cached(c, 1) ||
+          !layout_is_contiguous(&c->kl, s->kv_heads, s->kv_len, s->head_dim)) << 1;
+    m |= (lens || cached(c, 2) ||
+          !layout_is_contiguous(&c->vl, s->kv_heads, s->kv_len, s->head_dim)) << 2;
     m |= !layout_is_contiguous(&c->ol, s->heads, s->q_len, s->head_dim) << 3;
     return m;
 }
@@ -66,14 +75,15 @@ static uint64_t packed_bytes(const clattn_shape *s, int i)
     return (i == 1 || i == 2 ? clattn_shape_kv_elems(s) : clattn_shape_q_elems(s)) * e;
 }
 
-/* The variants the naive path's kernels take (FUSED_F_* bits). */
-#define NAIVE_VARIANTS 0u
+/* The variants the naive path's kernels take (FUSED_F_* bits): a paged or
+ * quantized K and V, gathered into a contiguous copy first. */
+#define NAIVE_VARIANTS (FUSED_F_PAGED | FUSED_F_KV_QUANT)
 
 int naive_cannot_run(const struct attention_call *c)
 {
-    if (c->flags & FUSED_F_CACHE)
-        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no paged, packed or "
-                           "quantized KV cache: the fused path does");
+    if (c->flags & (FUSED_F_PACKED_Q | FUSED_F_PACKED_K))
+        return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no packed (varlen) "
+                           "batch: the fused path does");
     if (c->flags & FUSED_F_VARIANTS & ~NAIVE_VARIANTS)
         return clattn_fail(CLATTN_EUNSUPPORTED, "the naive path takes no softcap, ALiBi, window, "
                            "sinks, mask or snippets: the fused path does");
@@ -192,18 +202,26 @@ void naive_state_release(struct naive_state *n)
 }
 
 /* Copies tensor i (Q, K, V) of the caller's layout into `dst`, contiguous,
- * or (unpack) `src` contiguous into O's layout. */
+ * or (unpack) `src` contiguous into O's layout; K or V kept as a cache
+ * (quantized, paged) is gathered and dequantized into it (gather_kv). */
 static int repack(clattn_ctx *ctx, const struct attention_call *c, int i, cl_mem src,
                   cl_mem dst, int unpack)
 {
     const clattn_shape *s = c->shape;
+    const clattn_options *o = c->opts;
     const struct tensor_layout *l[4] = { &c->ql, &c->kl, &c->vl, &c->ol };
     const int kv = i == 1 || i == 2, lens = kv && c->kv_lens != NULL;
-    char opts[64];
-    snprintf(opts, sizeof opts, "-DUNPACK=%d -DLENS=%d%s", unpack, lens,
-             s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    const int cache = kv && !unpack && cached(c, i);
+    char opts[192];
+    int n_opts = snprintf(opts, sizeof opts, "-DUNPACK=%d -DLENS=%d%s", unpack, lens,
+                          s->dtype == CLATTN_F16 ? " -DDTYPE_F16" : "");
+    if (cache)
+        snprintf(opts + n_opts, sizeof opts - (size_t)n_opts,
+                 " -DCACHE_TYPE=%d -DPAGED=%d -DPAGE_SIZE=%zu -DKV_SCALE_HEAD=%d",
+                 (int)(i == 1 ? o->k_type : o->v_type), o->page_size != 0,
+                 o->page_size ? o->page_size : 1, o->kv_scale_per_head != 0);
     cl_kernel kern;
-    int rc = kernel_get(ctx, "naive/repack.cl", opts, "repack", &kern);
+    int rc = kernel_get(ctx, "naive/repack.cl", opts, cache ? "gather_kv" : "repack", &kern);
     if (rc < 0)
         return rc;
     cl_ulong off = l[i]->offset, sb = l[i]->batch, sh = l[i]->head, st = l[i]->token;
@@ -224,6 +242,14 @@ static int repack(clattn_ctx *ctx, const struct attention_call *c, int i, cl_mem
     err |= clSetKernelArg(kern, a++, sizeof d, &d);
     err |= clSetKernelArg(kern, a++, sizeof count, &count);
     err |= clSetKernelArg(kern, a++, sizeof lens_buf, &lens_buf);
+    if (cache) {
+        const cl_uint bt_stride = (cl_uint)c->bt_stride, n_pages = (cl_uint)o->num_pages;
+        const cl_mem scales = i == 1 ? c->k_scale : c->v_scale;
+        err |= clSetKernelArg(kern, a++, sizeof c->block_table, &c->block_table);
+        err |= clSetKernelArg(kern, a++, sizeof bt_stride, &bt_stride);
+        err |= clSetKernelArg(kern, a++, sizeof n_pages, &n_pages);
+        err |= clSetKernelArg(kern, a++, sizeof scales, &scales);
+    }
     /* A grid-stride loop: enough work-items to fill any device. */
     size_t global = count < (1u << 20) ? (size_t)count : (size_t)1 << 20;
     if (err == CL_SUCCESS)

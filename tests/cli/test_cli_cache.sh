@@ -255,5 +255,11 @@ import json; d = json.load(open('verify.json'))
 fused = [c for c in d['cases'] if c['path'] == 'fused']
 assert len(fused) == 1 and fused[0]['passed'] and fused[0]['cache']['page_size'] == 32, fused
 naive = [c for c in d['cases'] if c['path'] == 'naive']
-assert naive[0]['refused'] is True, naive" || fail "verify: JSON"
+assert len(naive) == 1 and naive[0]['passed'], naive" || fail "verify: JSON"
+# The naive path gathers pages and quantized K and V; it refuses a packed batch.
+run_clattn verify --shape 2,4,2,3,100,64 --dtype fp16 --packed --q-lens 3,1 --kv-lens 50,100 \
+    --path naive --json verify.json
+python3 -c "
+import json; d = json.load(open('verify.json'))
+assert [c['refused'] for c in d['cases']] == [True], d['cases']" || fail "verify: naive packed"
 echo "ok: verify a given cache case"
