@@ -3,17 +3,18 @@
 # Every table of docs/PERFORMANCE.md's H200 section in one run: clattn
 # verify (the 43 built-in shapes, both paths, AUTO), the device's ceilings
 # (clattn devices --measure), then prefill_vs_torch.sh, decode_vs_torch.sh,
-# fp32_vs_torch.sh, naive_vs_torch.sh and naive_oom_boundary.sh, each with
+# kvcache_vs_torch.sh, fp32_vs_torch.sh, naive_vs_torch.sh and
+# naive_oom_boundary.sh, each with
 # PyTorch in the same run (see each script's header for how it times). The
 # tables print as markdown, ready for docs/PERFORMANCE.md, and go to
-# $OUT/tables.md; every command's output is kept in $OUT (8 files:
-# device.jsonl, prefill.jsonl, decode.jsonl, fp32.jsonl, naive.jsonl,
+# $OUT/tables.md; every command's output is kept in $OUT (9 files:
+# device.jsonl, prefill.jsonl, decode.jsonl, kvcache.jsonl, fp32.jsonl, naive.jsonl,
 # oom.jsonl, tables.md, log.txt). Each command has a timeout of its own.
 #
 # usage: tools/compare/h200_tables.sh [SECTION...]
 #   on the GPU machine from the repository root, with the build folder and
 #   .gpu/ (the OpenCL ICD loader; its env.sh is sourced when present)
-#   carried. SECTION: device prefill decode fp32 naive oom (default: all,
+#   carried. SECTION: device prefill decode kvcache fp32 naive oom (default: all,
 #   in that order). VERIFY=0 skips clattn verify; FLEX=1 adds FlexAttention
 #   to the prefill table (compiled per shape: minutes more); QUICK=1 runs
 #   small shapes, a dry run of the scripts on any device.
@@ -30,7 +31,7 @@ TABLES=$OUT/tables.md
 : >"$LOG"
 : >"$TABLES"
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(device prefill decode fp32 naive oom)
+[ ${#sections[@]} -gt 0 ] || sections=(device prefill decode kvcache fp32 naive oom)
 t_start=$(date +%s)
 
 say() { echo "$*" | tee -a "$TABLES"; }
@@ -75,10 +76,11 @@ for s in "${sections[@]}"; do
         FMA=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["flops_f32"]["median"])' "$TMP/measure.json" 2>/dev/null) ;;
     prefill) section prefill_vs_torch.sh "$OUT/prefill.jsonl" ;;
     decode) section decode_vs_torch.sh "$OUT/decode.jsonl" READ_BW="$READ_BW" ;;
+    kvcache) section kvcache_vs_torch.sh "$OUT/kvcache.jsonl" READ_BW="$READ_BW" ;;
     fp32) section fp32_vs_torch.sh "$OUT/fp32.jsonl" FMA="$FMA" ;;
     naive) section naive_vs_torch.sh "$OUT/naive.jsonl" ;;
     oom) section naive_oom_boundary.sh "$OUT/oom.jsonl" ;;
-    *) echo "unknown section $s (device prefill decode fp32 naive oom)" >&2; exit 2 ;;
+    *) echo "unknown section $s (device prefill decode kvcache fp32 naive oom)" >&2; exit 2 ;;
     esac
 done
 elapsed "done"
