@@ -623,6 +623,77 @@ static void test_refusals(void **state)
 }
 
 
+/* The same step in one call (clattn_attention_with_kvcache_cl) on fresh
+ * copies of the cache kc, vc (`cache_bytes` each): with the host lengths
+ * `lens` (left as they are) and with device ones (advanced; refused
+ * without update_lens, the cache untouched), O against `ref`. */
+static void one_call(const clattn_shape *s, const clattn_options *attend,
+                     const clattn_layout *nl, const void *kn, const void *vn, const void *kc,
+                     const void *vc, size_t cache_bytes, const uint32_t *lens, const void *q,
+                     const double *ref, size_t c)
+{
+    cl_context cl = clattn_cl_context(ctx);
+    cl_command_queue queue = clattn_cl_queue(ctx);
+    const clattn_dtype dt = s->dtype;
+    const size_t e = clattn_dtype_size(dt), B = s->batch;
+    const size_t nnew = B * s->kv_heads * s->q_len * s->head_dim * e;
+    const size_t n = clattn_shape_q_elems(s);
+    double tol_abs, tol_rel;
+    clattn_tolerance(dt, &tol_abs, &tol_rel);
+    for (int device_lens = 0; device_lens < 2; device_lens++) {
+        const void *host[7] = { kn, vn, kc, vc, lens, q, NULL };
+        const size_t bytes[7] = { nnew, nnew, cache_bytes, cache_bytes, B * 4, n * e, n * e };
+        cl_mem m[7];
+        cl_int err;
+        for (int i = 0; i < 7; i++) {
+            m[i] = clCreateBuffer(cl, CL_MEM_READ_WRITE | (host[i] ? CL_MEM_COPY_HOST_PTR : 0),
+                                  bytes[i], (void *)host[i], &err);
+            assert_int_equal(err, CL_SUCCESS);
+        }
+        clattn_options o = *attend;
+        o.fused_kernel = CLATTN_FUSED_AUTO;
+        o.kv_lens = lens;
+        clattn_extras ex = CLATTN_EXTRAS_INIT;
+        if (device_lens) {
+            ex.kv_lens = m[4];
+            o.kv_lens = NULL;
+            assert_int_equal(clattn_attention_with_kvcache_cl(ctx, s, &o, m[5], m[2], m[3], m[6],
+                                                              s->q_len, nl, m[0], m[1], &ex, 0,
+                                                              0, NULL, NULL, NULL),
+                             CLATTN_EINVAL);
+        }
+        void *out = malloc(n * e);
+        uint32_t after[8];
+        assert_true(out && B <= 8);
+        memset(out, 0xff, n * e);
+        assert_int_equal(clEnqueueWriteBuffer(queue, m[6], CL_TRUE, 0, n * e, out, 0, NULL,
+                                              NULL), CL_SUCCESS);
+        const int rc = clattn_attention_with_kvcache_cl(ctx, s, &o, m[5], m[2], m[3], m[6],
+                                                        s->q_len, nl, m[0], m[1], &ex,
+                                                        device_lens, 0, NULL, NULL, NULL);
+        if (rc < 0)
+            fail_msg("append %zu, one call: %s: %s", c, clattn_error_name(rc),
+                     clattn_last_error_detail());
+        assert_int_equal(clEnqueueReadBuffer(queue, m[6], CL_TRUE, 0, n * e, out, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(clEnqueueReadBuffer(queue, m[4], CL_TRUE, 0, B * 4, after, 0, NULL,
+                                             NULL), CL_SUCCESS);
+        double worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double d = fabs(out_value(dt, out, i) - ref[i]);
+            worst = d > worst || isnan(d) ? d : worst;
+        }
+        if (!(worst <= tol_abs))
+            fail_msg("append %zu, one call (%s lengths): errs by %g", c,
+                     device_lens ? "device" : "host", worst);
+        for (size_t b = 0; b < B; b++)
+            assert_int_equal(after[b], lens[b] + (device_lens ? s->q_len : 0));
+        free(out);
+        for (int i = 0; i < 7; i++)
+            clReleaseMemObject(m[i]);
+    }
+}
+
 /* A decoding step appended to a cache in place (contiguous and paged,
  * across a page boundary, each type), on the device and on the host: the
  * same bytes, quantized alike; the device lengths advanced; attention over
@@ -752,6 +823,7 @@ static void test_append(void **state)
         }
         if (!(worst <= tol_abs))
             fail_msg("append %zu: attention after it errs by %g", c, worst);
+        one_call(&s, &p.o, &nl, kn, vn, kc, vc, rows * rb, lens, p.q, ref, c);
         /* Past the cache's capacity: refused from host lengths. */
         uint32_t full[3] = { 62, 0, 0 };
         o.kv_lens = full;

@@ -281,6 +281,26 @@ CLATTN_API int clattn_kv_append_cl(clattn_ctx *ctx, const clattn_shape *shape,
                                    int update_lens, cl_uint num_wait, const cl_event *wait_list,
                                    cl_event *done);
 
+/* A decoding step in one call, as FlashAttention's flash_attn_with_kvcache
+ * with k, v and cache_seqlens (API 1.4): clattn_kv_append_cl's append of
+ * new_len keys and values (k_new, v_new laid out by new_layout) into
+ * k_cache and v_cache at the sequences' current lengths, then
+ * clattn_attention_ex_cl over the grown cache (kv_lens[b] + new_len keys;
+ * Q's new_len rows usually with opts->causal bottom-right). The current
+ * lengths come from opts->kv_lens (left as they are: the caller advances
+ * them, as FlashAttention's) or from extras->kv_lens, which the attention
+ * reads once the append has advanced them: device lengths need
+ * update_lens. With host tables the attention's plan is checked before the
+ * cache is written; a call refused after the append (device tables, a
+ * device fault) leaves the new keys written, as clattn_kv_append_cl would.
+ * new_len 0 is the attention alone. The wait list gates the append, `done`
+ * the attention. */
+CLATTN_API int clattn_attention_with_kvcache_cl(
+    clattn_ctx *ctx, const clattn_shape *shape, const clattn_options *opts, cl_mem q,
+    cl_mem k_cache, cl_mem v_cache, cl_mem o, size_t new_len, const clattn_layout *new_layout,
+    cl_mem k_new, cl_mem v_new, const clattn_extras *extras, int update_lens, cl_uint num_wait,
+    const cl_event *wait_list, cl_event *done, clattn_run_info *info);
+
 /* What the fused path would run for a shape and options on the context's
  * device (clattn_plan_fused): the model's causal block accounting and its
  * decode traffic depend on the tiles and the split. */
