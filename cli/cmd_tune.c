@@ -33,9 +33,11 @@ static void usage(const cli_command *cmd, FILE *f)
             "device, unless --no-save. Each candidate is first checked against the CPU\n"
             "reference. The shape is B=4 H=16 N=4096 (Hkv = H, Nq = Nk = N) unless\n"
             "given. With a variant (--softcap, --window, --alibi, --sinks, --mask\n"
-            "random, --score-mod, --mask-mod, --dv) the candidates are timed and checked\n"
-            "with it, its tensors drawn for each shape, and nothing is recorded: the\n"
-            "recorded tiles serve every call of a head dim, variant or not.\n"
+            "random, --score-mod, --mask-mod, --dv) or a KV cache form (--kv-type,\n"
+            "--k-type, --v-type, --page-size, --packed) the candidates are timed and\n"
+            "checked with it, its tensors drawn for each shape (the cache made from them\n"
+            "as bench makes it), and nothing is recorded: the recorded tiles serve every\n"
+            "call of a head dim, variant, cache form or not.\n"
             "Then, for each head dim, it times the kernels AUTO runs on a shape each\n"
             "roof binds (the shape above, and a decoding step over four times its\n"
             "keys; the naive path at N = 1024 at most) and records each kernel's\n"
@@ -140,6 +142,7 @@ void tune_free_buffers(struct tune_buffers *t)
 {
     cli_release_buffers(t->b, 4);
     cli_variant_free(&t->data);
+    cli_cache_free(&t->cache);
 }
 
 int tune_make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_settings *set,
@@ -150,6 +153,16 @@ int tune_make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_
     if (cli_variant_load(CMD, set->call, s, 7, CLI_EXIT_FAILURE, &t->data, &t->opts))
         return -1;
     const size_t dv = t->opts.head_dim_v ? t->opts.head_dim_v : s->head_dim;
+    if (cli_cache_any(&set->call->cache)) { /* made on the host, as bench makes it */
+        const int rc = cli_cache_upload(ctx, &set->call->cache, s, dv, 11, &t->cache, &t->opts,
+                                        t->b);
+        if (rc < 0) {
+            cli_lib_error("tune: the KV cache's inputs", rc);
+            tune_free_buffers(t);
+            return -1;
+        }
+        return 0;
+    }
     const size_t rows[4] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
                              clattn_shape_kv_elems(s) / s->head_dim * dv,
                              clattn_shape_q_elems(s) / s->head_dim * dv };
@@ -168,9 +181,28 @@ int tune_make_buffers(clattn_ctx *ctx, const clattn_shape *s, const struct tune_
     return 0;
 }
 
-/* The variant's fields of `from` into `o`. */
+/* The variant's and the KV cache's fields of `from` into `o`. */
 static void copy_variant(const clattn_options *from, clattn_options *o)
 {
+    o->k_type = from->k_type;
+    o->v_type = from->v_type;
+    o->k_scale = from->k_scale;
+    o->v_scale = from->v_scale;
+    o->kv_scale_per_head = from->kv_scale_per_head;
+    o->page_size = from->page_size;
+    o->num_pages = from->num_pages;
+    o->block_table = from->block_table;
+    o->block_table_stride = from->block_table_stride;
+    o->cu_seqlens_q = from->cu_seqlens_q;
+    o->cu_seqlens_k = from->cu_seqlens_k;
+    o->total_q = from->total_q;
+    o->total_k = from->total_k;
+    o->kv_lens = from->kv_lens;
+    o->q_lens = from->q_lens;
+    o->q_layout = from->q_layout;
+    o->k_layout = from->k_layout;
+    o->v_layout = from->v_layout;
+    o->o_layout = from->o_layout;
     o->softcap = from->softcap;
     o->alibi_slopes = from->alibi_slopes;
     o->alibi_per_sequence = from->alibi_per_sequence;
@@ -193,6 +225,20 @@ static int check_variant_tile(clattn_ctx *ctx, const clattn_shape *small, const 
     v.name = "tune";
     v.shape = *small;
     v.opts = *o;
+    v.cache = set->call->cache; /* made from the drawn inputs by the run */
+    /* The timed shape's cache arrays do not fit the small one: the run
+     * makes its own. */
+    clattn_options plain;
+    clattn_default_options(&plain);
+    v.opts.k_type = v.opts.v_type = CLATTN_KV_DTYPE;
+    v.opts.k_scale = v.opts.v_scale = NULL;
+    v.opts.page_size = v.opts.num_pages = v.opts.block_table_stride = 0;
+    v.opts.block_table = NULL;
+    v.opts.cu_seqlens_q = v.opts.cu_seqlens_k = NULL;
+    v.opts.total_q = v.opts.total_k = 0;
+    v.opts.kv_lens = v.opts.q_lens = NULL;
+    v.opts.q_layout = plain.q_layout, v.opts.k_layout = plain.k_layout;
+    v.opts.v_layout = plain.v_layout, v.opts.o_layout = plain.o_layout;
     int rc = cli_variant_load(CMD, set->call, small, seed, CLI_EXIT_FAILURE, &v.data, &v.opts);
     v.ref = v.opts;
     verify_result r;
@@ -443,7 +489,8 @@ static const cli_default tune_defaults[] = {
 
 static const cli_command tune_command = {
     CMD, CLI_DEVICE | CLI_SIZES | CLI_HEAD_DIMS | CLI_DTYPE | CLI_CAUSAL | CLI_MASKS |
-             CLI_KERNEL | CLI_ALL_KERNELS | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS,
+             CLI_KERNEL | CLI_ALL_KERNELS | CLI_JSON | CLI_VARIANTS | CLI_DV | CLI_RANDOM_INPUTS |
+             CLI_CACHE,
     own_options, CLI_COUNT(own_options), set_option, usage, tune_defaults,
 };
 
@@ -464,9 +511,9 @@ static int parse_args(int argc, char **argv, struct tune_args *a, struct tune_se
         return rc == 1 ? -1 : rc;
     const cli_call *c = &a->call;
     set->call = c;
-    set->variant = cli_variant_any(&c->variant);
+    set->variant = cli_variant_any(&c->variant) || cli_cache_any(&c->cache);
     if (set->variant)
-        set->save = 0; /* tiles are recorded per head dim, for every variant */
+        set->save = 0; /* tiles are recorded per head dim, for every variant and cache form */
     const cli_variant *v = &c->variant;
     double number;
     const char *file = v->alibi_slopes ? "--alibi-slopes"
@@ -554,6 +601,8 @@ int cmd_tune(int argc, char **argv)
         json_u64(&j, "len", s->kv_len);
         json_str(&j, "dtype", cli_dtype_name(s->dtype));
         json_close(&j, '}');
+        if (cli_cache_any(&a.call.cache))
+            cli_cache_json(&j, &a.call.cache, s, NULL);
         json_bool(&j, "save", set.save && set.check);
         json_open(&j, "results", '[');
     }

@@ -24,6 +24,40 @@ void cli_cache_free(cli_cache_data *d)
     memset(d, 0, sizeof *d);
 }
 
+int cli_cache_upload(clattn_ctx *ctx, const cli_cache *c, const clattn_shape *s, size_t dv,
+                     uint64_t seed, cli_cache_data *d, clattn_options *dev, cl_mem b[4])
+{
+    const size_t es = clattn_dtype_size(s->dtype);
+    const size_t n[3] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
+                          clattn_shape_kv_elems(s) / s->head_dim * dv };
+    void *host[3] = { malloc(n[0] * es), malloc(n[1] * es), malloc(n[2] * es) };
+    clattn_options ref = *dev;
+    int rc = host[0] && host[1] && host[2] ? CLATTN_OK : CLATTN_ENOMEM;
+    for (int i = 0; i < 3 && rc == CLATTN_OK; i++)
+        rc = clattn_random_fill(host[i], n[i], s->dtype, seed + (uint64_t)i);
+    if (rc == CLATTN_OK)
+        rc = cli_cache_make(c, s, dv, host[0], host[1], host[2], dev->kv_lens, dev->q_lens, d,
+                            &ref, dev);
+    const void *up[4] = { d->dq ? d->dq : host[0], d->dk ? d->dk : d->k ? d->k : host[1],
+                          d->dv ? d->dv : d->v ? d->v : host[2], NULL };
+    const size_t bytes[4] = { d->q_bytes, d->kd_bytes, d->vd_bytes, d->o_bytes };
+    for (int i = 0; i < 4; i++)
+        b[i] = NULL;
+    for (int i = 0; i < 4 && rc == CLATTN_OK; i++) {
+        cl_int err;
+        b[i] = clCreateBuffer(clattn_cl_context(ctx),
+                              CL_MEM_READ_WRITE | (up[i] ? CL_MEM_COPY_HOST_PTR : 0), bytes[i],
+                              (void *)up[i], &err);
+        if (err != CL_SUCCESS) {
+            b[i] = NULL;
+            rc = CLATTN_EOOM;
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        free(host[i]);
+    return rc;
+}
+
 /* Bytes of one row of `cols` values of `type`. */
 static size_t row_bytes(clattn_kv_type type, clattn_dtype dtype, size_t cols)
 {

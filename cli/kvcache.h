@@ -60,6 +60,15 @@ int cli_cache_make(const cli_cache *c, const clattn_shape *s, size_t dv, const v
                    cli_cache_data *d, clattn_options *ref, clattn_options *dev);
 void cli_cache_free(cli_cache_data *d);
 
+/* A cache form's problem in fresh device buffers b (Q, K, V, O; V and O of
+ * dv columns): Q, K and V drawn on the host (seeds seed, seed + 1, seed +
+ * 2), made into form `c` by cli_cache_make (its arrays into d, its options
+ * into dev, which holds the call's other options first), uploaded; the
+ * lengths are the shape's. 0, or a CLATTN_E* code with the buffers made so
+ * far in b (NULL the rest) and *d needing cli_cache_free either way. */
+int cli_cache_upload(clattn_ctx *ctx, const cli_cache *c, const clattn_shape *s, size_t dv,
+                     uint64_t seed, cli_cache_data *d, clattn_options *dev, cl_mem b[4]);
+
 /* The device's O (d->o_bytes; packed [1, H, total_q, dv]) into the plain
  * [B, H, Nq, dv] `out`, rows past a sequence's queries zero; a copy where
  * nothing was packed. */

@@ -11,6 +11,7 @@
 #include "clattn/clattn.h"
 #include "json.h"
 #include "options.h"
+#include "kvcache.h"
 #include "variant.h"
 
 struct tune_settings {
@@ -30,6 +31,7 @@ struct tune_settings {
 struct tune_buffers {
     cl_mem b[4];
     cli_variant_data data;
+    cli_cache_data cache; /* a KV cache form's arrays (kvcache.h) */
     clattn_options opts;
 };
 

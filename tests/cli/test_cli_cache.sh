@@ -246,6 +246,21 @@ assert r["model_bytes"] == 2 * 2 * 2 * 130 * 34 + 2 * 2 * 4 * 3 * 32 * 2 + 2 * 9
 print("ok: bench with a cache")
 PY
 
+# ------------------------------------------------------------ tune
+# Candidates timed and checked on a q4_0 cache in pages; nothing recorded.
+run_clattn tune -B 1 -H 2 -d 32 -N 100 --q-len 1 --kv-type q4_0 --page-size 16 \
+    --seconds 0.01 --causal none --kernel portable --json tune.json
+[ "$rc" -eq 0 ] || fail "tune with a cache: status $rc"
+python3 - <<'PY' || fail "tune with a cache: JSON"
+import json
+d = json.load(open("tune.json"))
+assert d["cache"]["k_type"] == "q4_0" and d["cache"]["page_size"] == 16, d["cache"]
+assert d["save"] is False, d["save"]
+cands = d["results"][0]["candidates"]
+assert cands and all(c["status"] == "ok" and c["checked"] for c in cands), cands
+print("ok: tune with a cache")
+PY
+
 # ------------------------------------------------------------ verify
 run_clattn verify --shape 2,4,2,3,100,64 --dtype fp16 --kv-type q4_0 --page-size 32 \
     --kv-lens 100,7 --causal br --json verify.json

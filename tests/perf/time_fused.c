@@ -218,39 +218,6 @@ static int measure(const struct args *a, const clattn_shape *s, clattn_ctx *ctx,
     return 0;
 }
 
-/* The inputs of a cache form in device buffers b (Q, K, V, O): Q, K and V
- * drawn on the host, made into the form (its tables into d, its options
- * into a->opts), uploaded. */
-static int cache_inputs(struct args *a, const clattn_shape *s, clattn_ctx *ctx, cl_mem *b,
-                        cli_cache_data *d)
-{
-    const size_t es = clattn_dtype_size(s->dtype);
-    const size_t n[3] = { clattn_shape_q_elems(s), clattn_shape_kv_elems(s),
-                          clattn_shape_kv_elems(s) };
-    void *host[3] = { malloc(n[0] * es), malloc(n[1] * es), malloc(n[2] * es) };
-    clattn_options ref = a->opts;
-    int rc = host[0] && host[1] && host[2] ? CLATTN_OK : CLATTN_ENOMEM;
-    for (int i = 0; i < 3 && rc == CLATTN_OK; i++)
-        rc = clattn_random_fill(host[i], n[i], s->dtype, 1 + (uint64_t)i);
-    if (rc == CLATTN_OK)
-        rc = cli_cache_make(&a->call.cache, s, s->head_dim, host[0], host[1], host[2],
-                            a->opts.kv_lens, a->opts.q_lens, d, &ref, &a->opts);
-    const void *up[4] = { d->dq ? d->dq : host[0], d->dk ? d->dk : d->k ? d->k : host[1],
-                          d->dv ? d->dv : d->v ? d->v : host[2], NULL };
-    const size_t bytes[4] = { d->q_bytes, d->kd_bytes, d->vd_bytes, d->o_bytes };
-    for (int i = 0; i < 4 && rc == CLATTN_OK; i++) {
-        cl_int err;
-        b[i] = clCreateBuffer(clattn_cl_context(ctx),
-                              CL_MEM_READ_WRITE | (up[i] ? CL_MEM_COPY_HOST_PTR : 0), bytes[i],
-                              (void *)up[i], &err);
-        if (err != CL_SUCCESS)
-            rc = CLATTN_EOOM;
-    }
-    for (int i = 0; i < 3; i++)
-        free(host[i]);
-    return rc < 0 ? fail("the KV cache's inputs", rc) : 0;
-}
-
 int main(int argc, char **argv)
 {
     cli_set_program(CMD);
@@ -272,8 +239,10 @@ int main(int argc, char **argv)
     cli_cache_data cache;
     memset(&cache, 0, sizeof cache);
     const int cached = cli_cache_any(&c->cache);
-    if (status == 0 && cached)
-        status = cache_inputs(&a, &s, ctx, b, &cache);
+    if (status == 0 && cached) {
+        const int rc = cli_cache_upload(ctx, &c->cache, &s, s.head_dim, 1, &cache, &a.opts, b);
+        status = rc < 0 ? fail("the KV cache's inputs", rc) : 0;
+    }
     for (int i = 0; i < 4 && status == 0 && !cached; i++) {
         cl_int err;
         b[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, elems[i] * es, NULL, &err);
