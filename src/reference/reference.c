@@ -213,7 +213,7 @@ static int reference_rows(const clattn_shape *s, const clattn_options *opts, con
         window_of(s, opts, b, i, &qr);
         if (opts->alibi_slopes)
             qr.slope = opts->alibi_slopes[(opts->alibi_per_sequence ? b * s->heads : 0) + h];
-        if (opts->sinks)
+        if (opts->sinks && i < seq.q_len) /* a row past q_len is no row: LSE -inf */
             qr.sink = opts->sinks[h];
         const double l = reference_row(s, opts, q, k, v, (size_t)q_off, kv_head, &qr, scale,
                                        scores, hidden, o + (i - i0) * dv);
