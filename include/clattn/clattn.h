@@ -462,6 +462,54 @@ CLATTN_API int clattn_check(clattn_ctx *ctx, const clattn_shape *shape,
 CLATTN_API int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clattn_dtype dtype,
                                      uint32_t seed);
 
+/* ------------------------------------------------- several devices at once */
+
+/* A group of contexts, one per device (API 1.4), that one attention call
+ * runs across: a decoding step (Nq = 1) split by keys, each device taking
+ * about Nk / n keys of every sequence and its partial O and LSE merged
+ * exactly (clattn_merge); a longer call split by query rows, each device
+ * taking rows whose visible (query, key) pairs under the causal mask come
+ * to about 1 / n of the call's against all of K and V, its rows' causal
+ * alignment, window and ALiBi kept. Each device's share is an ordinary
+ * clattn_attention_ex call on its context, all at once (a thread each), so
+ * the results are each device's path's, within clattn_tolerance of the
+ * reference. What a split would change runs on the first device as given
+ * (a mask tensor or a snippet, a KV cache form, custom layouts, a window or
+ * ALiBi the split would move, top-left with per-sequence lengths): the info
+ * says so. */
+#define CLATTN_GROUP_MAX 16
+typedef struct clattn_group clattn_group;
+
+/* What a group call ran. */
+typedef struct clattn_group_info {
+    size_t devices;                  /* devices that computed a share */
+    char scheme[16];                 /* "keys", "queries" or "one" */
+    char note[160];                  /* "one": why the call was not split */
+    size_t begin[CLATTN_GROUP_MAX];  /* each device's first key or query row */
+    size_t share[CLATTN_GROUP_MAX];  /* and how many (0: none, nothing ran there) */
+    uint8_t reserved[64];            /* zero */
+} clattn_group_info;
+
+/* Opens a context per comma-separated selector (clattn_open's: "0,1",
+ * "h200,pocl"; one device may be named twice) into *out. CLATTN_EINVAL
+ * for an empty list or more than CLATTN_GROUP_MAX; a selector's own error
+ * otherwise, with nothing left open. */
+CLATTN_API int clattn_group_open(clattn_group **out, const char *selectors);
+CLATTN_API void clattn_group_close(clattn_group **group);
+CLATTN_API size_t clattn_group_size(const clattn_group *group);
+/* The i-th context (owned by the group), or NULL. */
+CLATTN_API clattn_ctx *clattn_group_context(const clattn_group *group, size_t i);
+
+/* clattn_attention_ex across the group's devices: host arrays in the
+ * contiguous layouts (Q [B, H, Nq, d], K [B, Hkv, Nk, d], V and O of d_v),
+ * O and the LSE (may be NULL) written whole once every device has
+ * finished, or not at all. A device's failure is the call's, its device
+ * named in the detail. `info` may be NULL. */
+CLATTN_API int clattn_group_attention(clattn_group *group, const clattn_shape *shape,
+                                      const clattn_options *opts, const void *q, const void *k,
+                                      const void *v, void *o, float *lse,
+                                      clattn_group_info *info);
+
 #ifdef __cplusplus
 }
 #endif

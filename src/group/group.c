@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* One attention call over several devices (clattn_group_*): the split, the
+ * per-device calls in threads of their own, and the exact merge. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clattn/clattn.h"
+#include "core/error.h"
+#include "core/extent.h"
+#include "core/options.h"
+#include "group/split.h"
+
+struct clattn_group {
+    size_t n;
+    clattn_ctx *ctx[CLATTN_GROUP_MAX];
+};
+
+int clattn_group_open(clattn_group **out, const char *selectors)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(out);
+    *out = NULL;
+    CLATTN_CHECK_ARG(selectors && selectors[0]);
+    clattn_group *g = calloc(1, sizeof *g);
+    if (!g)
+        return clattn_fail(CLATTN_ENOMEM, "a device group");
+    const char *p = selectors;
+    int rc = CLATTN_OK;
+    while (rc == CLATTN_OK && *p) {
+        const size_t len = strcspn(p, ",");
+        char sel[128];
+        if (len == 0 || len >= sizeof sel)
+            rc = clattn_fail(CLATTN_EINVAL, "device group \"%s\": an empty or overlong selector",
+                             selectors);
+        else if (g->n == CLATTN_GROUP_MAX)
+            rc = clattn_fail(CLATTN_EINVAL, "device group \"%s\": more than %d devices",
+                             selectors, CLATTN_GROUP_MAX);
+        if (rc < 0)
+            break;
+        memcpy(sel, p, len);
+        sel[len] = '\0';
+        rc = clattn_open(&g->ctx[g->n], sel);
+        if (rc == CLATTN_OK)
+            g->n++;
+        p += len + (p[len] == ',');
+    }
+    if (rc < 0) {
+        clattn_group_close(&g);
+        return rc;
+    }
+    *out = g;
+    return CLATTN_OK;
+}
+
+void clattn_group_close(clattn_group **g)
+{
+    if (!g || !*g)
+        return;
+    for (size_t i = 0; i < (*g)->n; i++)
+        clattn_close(&(*g)->ctx[i]);
+    free(*g);
+    *g = NULL;
+}
+
+size_t clattn_group_size(const clattn_group *g)
+{
+    return g ? g->n : 0;
+}
+
+clattn_ctx *clattn_group_context(const clattn_group *g, size_t i)
+{
+    return g && i < g->n ? g->ctx[i] : NULL;
+}
+
+/* One device's call, run in a thread of its own. */
+struct share_run {
+    clattn_ctx *ctx;
+    struct group_share *share;
+    int rc;
+    char detail[256];
+};
+
+static void *run_share(void *arg)
+{
+    struct share_run *r = arg;
+    struct group_share *sh = r->share;
+    r->rc = clattn_attention_ex(r->ctx, &sh->shape, &sh->opts, sh->q, sh->k, sh->v, sh->o,
+                                sh->lse, NULL);
+    if (r->rc < 0) /* errors are per thread: keep this one's for the caller */
+        snprintf(r->detail, sizeof r->detail, "%s", clattn_last_error_detail());
+    return NULL;
+}
+
+/* Runs every share with work on its device at once; the first failure's
+ * code (its detail made the caller's), else 0. */
+static int run_shares(clattn_group *g, struct group_plan *p)
+{
+    struct share_run runs[CLATTN_GROUP_MAX];
+    pthread_t threads[CLATTN_GROUP_MAX];
+    int started[CLATTN_GROUP_MAX] = { 0 };
+    for (size_t i = 0; i < p->n; i++) {
+        runs[i] = (struct share_run){ g->ctx[i], &p->share[i], CLATTN_OK, "" };
+        if (p->share[i].empty)
+            continue;
+        started[i] = pthread_create(&threads[i], NULL, run_share, &runs[i]) == 0;
+        if (!started[i])
+            run_share(&runs[i]); /* no thread: in this one, in turn */
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (started[i])
+            pthread_join(threads[i], NULL);
+    for (size_t i = 0; i < p->n; i++)
+        if (runs[i].rc < 0)
+            return clattn_fail(runs[i].rc, "device %zu of the group (%s): %s", i,
+                               clattn_device_name(g->ctx[i]), runs[i].detail);
+    return CLATTN_OK;
+}
+
+/* The output and LSE must not share memory with the inputs or each other. */
+static int outputs_apart(const clattn_shape *s, size_t dv, const void *q, const void *k,
+                         const void *v, const void *o, const float *lse)
+{
+    const size_t e = clattn_dtype_size(s->dtype);
+    const uint64_t kv = clattn_shape_kv_elems(s);
+    const struct extent x[5] = {
+        extent_host("q", q, 0, clattn_shape_q_elems(s) * e, 0),
+        extent_host("k", k, 0, kv * e, 0),
+        extent_host("v", v, 0, kv / s->head_dim * dv * e, 0),
+        extent_host("o", o, 0, clattn_shape_q_elems(s) / s->head_dim * dv * e, 1),
+        extent_host("lse", lse, 0, (uint64_t)s->batch * s->heads * s->q_len * 4, 1),
+    };
+    return extents_disjoint(x, 5);
+}
+
+int clattn_group_attention(clattn_group *g, const clattn_shape *shape,
+                           const clattn_options *opts, const void *q, const void *k,
+                           const void *v, void *o, float *lse, clattn_group_info *info)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(g && g->n > 0 && shape && opts && q && k && v && o);
+    clattn_options ro;
+    int rc = options_resolve(opts, &ro);
+    if (rc < 0 || (rc = clattn_shape_check(shape)) < 0)
+        return rc;
+    const size_t dv = ro.head_dim_v ? ro.head_dim_v : shape->head_dim;
+    if ((rc = outputs_apart(shape, dv, q, k, v, o, lse)) < 0)
+        return rc;
+    struct group_plan plan;
+    rc = group_plan_make(shape, &ro, g->n, q, k, v, &plan);
+    if (rc < 0)
+        return rc;
+    if (plan.scheme == GROUP_ONE) {
+        /* The caller's call itself, on the first device. */
+        group_plan_free(&plan);
+        rc = clattn_attention_ex(g->ctx[0], shape, opts, q, k, v, o, lse, NULL);
+    } else {
+        rc = run_shares(g, &plan);
+        if (rc == CLATTN_OK)
+            rc = group_plan_gather(&plan, o, lse);
+        if (info)
+            group_plan_info(&plan, info);
+        group_plan_free(&plan);
+        return rc;
+    }
+    if (info && rc == CLATTN_OK) {
+        memset(info, 0, sizeof *info);
+        info->devices = 1;
+        snprintf(info->scheme, sizeof info->scheme, "one");
+        snprintf(info->note, sizeof info->note, "%s", plan.why);
+        info->share[0] = shape->q_len;
+    }
+    return rc;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/* The shares of a group call and the gathering of their results (see
+ * split.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "group/split.h"
+
+/* Whether l lays out [., heads, n, width] other than contiguously (all
+ * zero is contiguous). */
+static int layout_given(const clattn_layout *l, size_t heads, size_t n, size_t width)
+{
+    const int zero = !l->batch_stride && !l->head_stride && !l->token_stride;
+    const int dense = l->batch_stride == heads * n * width && l->head_stride == n * width &&
+                      l->token_stride == width;
+    return l->byte_offset || !(zero || dense);
+}
+
+/* Why the call runs on one device, or NULL when it splits. */
+static const char *not_split(const clattn_shape *s, const clattn_options *o, size_t n)
+{
+    const int window = o->window_left >= 0 || o->window_right >= 0;
+    if (n < 2)
+        return "a group of one device";
+    const size_t dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
+    if (layout_given(&o->q_layout, s->heads, s->q_len, s->head_dim) ||
+        layout_given(&o->k_layout, s->kv_heads, s->kv_len, s->head_dim) ||
+        layout_given(&o->v_layout, s->kv_heads, s->kv_len, dv) ||
+        layout_given(&o->o_layout, s->heads, s->q_len, dv))
+        return "the tensors' layouts are the caller's: the split copies contiguous ones";
+    if (o->mask.kind != CLATTN_MASK_NONE || o->score_mod || o->mask_mod)
+        return "a mask tensor or snippet names absolute positions";
+    if (o->k_type != CLATTN_KV_DTYPE || o->v_type != CLATTN_KV_DTYPE || o->page_size ||
+        o->cu_seqlens_q || o->cu_seqlens_k)
+        return "a KV cache form (quantized, paged, packed) is not split";
+    if (s->q_len == 1) {
+        if (o->causal == CLATTN_CAUSAL_TOP_LEFT)
+            return "one query under a top-left mask sees one key";
+        if (window || o->alibi_slopes)
+            return "a window or ALiBi is measured from the sequence's end, which one share of "
+                   "the keys does not hold";
+        return NULL;
+    }
+    if (o->causal == CLATTN_CAUSAL_NONE && (window || o->alibi_slopes))
+        return "without a causal mask a window or ALiBi aligns to each share's own lengths";
+    if (o->causal == CLATTN_CAUSAL_TOP_LEFT && (o->kv_lens || o->q_lens || s->kv_len < s->q_len))
+        return "a top-left mask with per-sequence lengths (or Nk < Nq) is not split";
+    return NULL;
+}
+
+static size_t clamp_size(int64_t x, size_t hi)
+{
+    return x < 0 ? 0 : (size_t)x > hi ? hi : (size_t)x;
+}
+
+/* Rows [at, at + count) of every (b, head) block of `rows` rows of `width`
+ * values, copied contiguous. */
+static void *copy_rows(const void *src, size_t blocks, size_t rows, size_t at, size_t count,
+                       size_t width, size_t e)
+{
+    char *dst = malloc(blocks * count * width * e + 1);
+    if (!dst)
+        return NULL;
+    for (size_t i = 0; i < blocks; i++)
+        memcpy(dst + i * count * width * e, (const char *)src + (i * rows + at) * width * e,
+               count * width * e);
+    return dst;
+}
+
+/* A share's tensors are contiguous for its own shape. */
+static void share_layouts(clattn_options *o)
+{
+    const clattn_layout dense = { 0, 0, 0, 0 };
+    o->q_layout = o->k_layout = o->v_layout = o->o_layout = dense;
+}
+
+/* The share's O and LSE, and its lengths arrays. */
+static int share_outputs(struct group_share *sh, const clattn_shape *s, size_t dv, size_t rows)
+{
+    const size_t e = clattn_dtype_size(s->dtype);
+    sh->o = malloc(s->batch * s->heads * rows * dv * e + 1);
+    sh->lse = malloc(s->batch * s->heads * rows * sizeof(float) + 1);
+    sh->kv_lens = malloc(s->batch * sizeof(uint32_t));
+    sh->q_lens = malloc(s->batch * sizeof(uint32_t));
+    return sh->o && sh->lse && sh->kv_lens && sh->q_lens ? CLATTN_OK
+                                                         : clattn_fail(CLATTN_ENOMEM, "a share");
+}
+
+/* By keys: device i takes keys [a_i, a_i + S_i), S_i about Nk / n. */
+static int plan_keys(struct group_plan *p, const void *q, const void *k, const void *v)
+{
+    const clattn_shape *s = &p->shape;
+    const clattn_options *o = &p->opts;
+    const size_t e = clattn_dtype_size(s->dtype), blocks = s->batch * s->kv_heads;
+    size_t at = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        struct group_share *sh = &p->share[i];
+        const size_t count = s->kv_len / p->n + (i < s->kv_len % p->n);
+        sh->begin = at, sh->count = count, sh->empty = count == 0;
+        at += count;
+        if (sh->empty)
+            continue;
+        sh->shape = *s;
+        sh->shape.kv_len = count;
+        sh->opts = *o;
+        share_layouts(&sh->opts);
+        if (sh->opts.causal == CLATTN_CAUSAL_BOTTOM_RIGHT)
+            sh->opts.causal = CLATTN_CAUSAL_NONE; /* one query sees all its keys */
+        if (i > 0)
+            sh->opts.sinks = NULL; /* in device 0's denominator only */
+        int rc = share_outputs(sh, s, p->dv, s->q_len);
+        if (rc < 0)
+            return rc;
+        sh->q = q;
+        sh->k = sh->owned[1] = copy_rows(k, blocks, s->kv_len, sh->begin, count, s->head_dim, e);
+        sh->v = sh->owned[2] = copy_rows(v, blocks, s->kv_len, sh->begin, count, p->dv, e);
+        if (!sh->owned[1] || !sh->owned[2])
+            return clattn_fail(CLATTN_ENOMEM, "device %zu's keys and values", i);
+        for (size_t b = 0; b < s->batch; b++) {
+            const size_t len = o->kv_lens ? o->kv_lens[b] : s->kv_len;
+            sh->kv_lens[b] = (uint32_t)clamp_size((int64_t)len - (int64_t)sh->begin, count);
+        }
+        sh->opts.kv_lens = sh->kv_lens;
+    }
+    return CLATTN_OK;
+}
+
+/* The keys query row i sees under the call's mask, without per-sequence
+ * lengths: the work that row costs. */
+static size_t row_keys(const clattn_shape *s, clattn_causal causal, size_t i)
+{
+    const int64_t nk = (int64_t)s->kv_len;
+    if (causal == CLATTN_CAUSAL_NONE)
+        return s->kv_len;
+    const int64_t off = causal == CLATTN_CAUSAL_BOTTOM_RIGHT ? nk - (int64_t)s->q_len : 0;
+    return clamp_size((int64_t)i + off + 1, s->kv_len);
+}
+
+/* By queries: device i takes rows [a_i, e_i), each share about 1 / n of
+ * the visible pairs. */
+static int plan_queries(struct group_plan *p, const void *q, const void *k, const void *v)
+{
+    const clattn_shape *s = &p->shape;
+    const clattn_options *o = &p->opts;
+    const size_t e = clattn_dtype_size(s->dtype), blocks = s->batch * s->heads;
+    double total = 0;
+    for (size_t i = 0; i < s->q_len; i++)
+        total += (double)row_keys(s, o->causal, i);
+    size_t row = 0;
+    double done = 0;
+    for (size_t d = 0; d < p->n; d++) {
+        struct group_share *sh = &p->share[d];
+        const double target = total * (double)(d + 1) / (double)p->n;
+        sh->begin = row;
+        while (row < s->q_len && (d == p->n - 1 || done + 0.5 * (double)row_keys(s, o->causal,
+                                                                                  row) < target))
+            done += (double)row_keys(s, o->causal, row++);
+        sh->count = row - sh->begin;
+        sh->empty = sh->count == 0;
+        if (sh->empty)
+            continue;
+        sh->shape = *s;
+        sh->shape.q_len = sh->count;
+        sh->opts = *o;
+        share_layouts(&sh->opts);
+        if (o->causal != CLATTN_CAUSAL_NONE)
+            sh->opts.causal = CLATTN_CAUSAL_BOTTOM_RIGHT; /* the offset through kv_lens */
+        int rc = share_outputs(sh, s, p->dv, sh->count);
+        if (rc < 0)
+            return rc;
+        sh->q = sh->owned[0] = copy_rows(q, blocks, s->q_len, sh->begin, sh->count,
+                                         s->head_dim, e);
+        if (!sh->owned[0])
+            return clattn_fail(CLATTN_ENOMEM, "device %zu's queries", d);
+        sh->k = k;
+        sh->v = v;
+        for (size_t b = 0; b < s->batch; b++) {
+            const size_t nq = o->q_lens ? o->q_lens[b] : s->q_len;
+            const size_t len = o->kv_lens ? o->kv_lens[b] : s->kv_len;
+            const size_t mine = clamp_size((int64_t)nq - (int64_t)sh->begin, sh->count);
+            sh->q_lens[b] = (uint32_t)mine;
+            if (o->causal == CLATTN_CAUSAL_NONE)
+                sh->kv_lens[b] = (uint32_t)len;
+            else if (o->causal == CLATTN_CAUSAL_BOTTOM_RIGHT)
+                sh->kv_lens[b] = (uint32_t)clamp_size(
+                    (int64_t)len - (int64_t)nq + (int64_t)(sh->begin + mine), len);
+            else /* top-left, uniform lengths: global row a + i' sees keys j <= a + i' */
+                sh->kv_lens[b] = (uint32_t)clamp_size((int64_t)(sh->begin + mine), len);
+        }
+        sh->opts.q_lens = sh->q_lens;
+        sh->opts.kv_lens = sh->kv_lens;
+    }
+    return CLATTN_OK;
+}
+
+int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n, const void *q,
+                    const void *k, const void *v, struct group_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->shape = *s;
+    p->opts = *o;
+    p->dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
+    p->why = not_split(s, o, n);
+    if (p->why) {
+        p->scheme = GROUP_ONE;
+        return CLATTN_OK;
+    }
+    p->scheme = s->q_len == 1 ? GROUP_KEYS : GROUP_QUERIES;
+    const int rc = p->scheme == GROUP_KEYS ? plan_keys(p, q, k, v) : plan_queries(p, q, k, v);
+    if (rc < 0)
+        group_plan_free(p);
+    return rc;
+}
+
+void group_plan_free(struct group_plan *p)
+{
+    for (size_t i = 0; i < CLATTN_GROUP_MAX; i++) {
+        struct group_share *sh = &p->share[i];
+        free(sh->o), free(sh->lse), free(sh->kv_lens), free(sh->q_lens);
+        free(sh->owned[0]), free(sh->owned[1]), free(sh->owned[2]);
+        sh->o = NULL, sh->lse = NULL, sh->kv_lens = sh->q_lens = NULL;
+        sh->owned[0] = sh->owned[1] = sh->owned[2] = NULL;
+    }
+}
+
+int group_plan_gather(const struct group_plan *p, void *o, float *lse)
+{
+    const clattn_shape *s = &p->shape;
+    const size_t e = clattn_dtype_size(s->dtype), blocks = s->batch * s->heads;
+    if (p->scheme == GROUP_KEYS) {
+        /* Share 0 always holds keys (it takes the most): the sum builds there. */
+        const struct group_share *acc = &p->share[0];
+        const size_t rows = blocks * s->q_len;
+        for (size_t i = 1; i < p->n; i++) {
+            const struct group_share *sh = &p->share[i];
+            if (sh->empty)
+                continue;
+            const int rc = clattn_merge(rows, p->dv, s->dtype, acc->o, acc->lse, sh->o, sh->lse,
+                                        acc->o, acc->lse);
+            if (rc < 0)
+                return rc;
+        }
+        memcpy(o, acc->o, rows * p->dv * e);
+        if (lse)
+            memcpy(lse, acc->lse, rows * sizeof *lse);
+        return CLATTN_OK;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        const struct group_share *sh = &p->share[i];
+        if (sh->empty)
+            continue;
+        for (size_t bh = 0; bh < blocks; bh++) {
+            memcpy((char *)o + (bh * s->q_len + sh->begin) * p->dv * e,
+                   (const char *)sh->o + bh * sh->count * p->dv * e, sh->count * p->dv * e);
+            if (lse)
+                memcpy(lse + bh * s->q_len + sh->begin, sh->lse + bh * sh->count,
+                       sh->count * sizeof *lse);
+        }
+    }
+    return CLATTN_OK;
+}
+
+void group_plan_info(const struct group_plan *p, clattn_group_info *info)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->scheme, sizeof info->scheme, "%s",
+             p->scheme == GROUP_KEYS ? "keys" : p->scheme == GROUP_QUERIES ? "queries" : "one");
+    for (size_t i = 0; i < p->n; i++) {
+        info->begin[i] = p->share[i].begin;
+        info->share[i] = p->share[i].count;
+        info->devices += !p->share[i].empty;
+    }
+}

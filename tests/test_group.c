@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clattn_group_attention: one call over several devices against the CPU
+ * reference. The group names the default device's index two and three
+ * times (contexts of their own on one device split the call as separate
+ * devices would), and the first two devices where there are two. Decoding
+ * steps split by keys (uneven shares, a device holding no keys, a
+ * sequence shorter than a share, sinks counted once), prefill split by
+ * query rows (both causal alignments, GQA, per-sequence lengths, window
+ * and ALiBi), and calls the group runs on one device as given (a mask
+ * tensor): O and the LSE against the reference, the scheme and shares as
+ * documented. Outputs are poisoned (NaN) first. Exits 77 without a device.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_suite.h"
+
+static clattn_ctx *ctx;
+
+struct group_case {
+    const char *what;
+    clattn_shape s;
+    clattn_causal causal;
+    uint32_t kv_lens[4], q_lens[4]; /* zero-length arrays: none given */
+    int lens, qlens;
+    float softcap;
+    int sinks, alibi, window, mask;
+    const char *scheme; /* expected */
+};
+
+/* The case on `group`: O and LSE against the reference; the scheme. */
+static void run_case(clattn_group *group, const struct group_case *c, uint64_t seed)
+{
+    const clattn_shape *s = &c->s;
+    const size_t e = clattn_dtype_size(s->dtype);
+    const size_t nq = clattn_shape_q_elems(s), nk = clattn_shape_kv_elems(s);
+    const size_t rows = s->batch * s->heads * s->q_len;
+    void *q = malloc(nq * e), *k = malloc(nk * e), *v = malloc(nk * e), *o = malloc(nq * e);
+    float *lse = malloc(rows * sizeof *lse), sinks[16], slopes[16];
+    double *ref = malloc(nq * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+    float *mask = malloc(s->q_len * s->kv_len * sizeof *mask);
+    assert_true(q && k && v && o && lse && ref && ref_lse && mask);
+    assert_int_equal(clattn_random_fill(q, nq, s->dtype, seed), CLATTN_OK);
+    assert_int_equal(clattn_random_fill(k, nk, s->dtype, seed + 1), CLATTN_OK);
+    assert_int_equal(clattn_random_fill(v, nk, s->dtype, seed + 2), CLATTN_OK);
+    clattn_options opts;
+    clattn_default_options(&opts);
+    opts.causal = c->causal;
+    opts.kv_lens = c->lens ? c->kv_lens : NULL;
+    opts.q_lens = c->qlens ? c->q_lens : NULL;
+    opts.softcap = c->softcap;
+    for (size_t h = 0; h < s->heads; h++) {
+        sinks[h] = 0.5f * (float)h - 1.0f;
+        slopes[h] = 0.25f / (float)(h + 1);
+    }
+    if (c->sinks)
+        opts.sinks = sinks;
+    if (c->alibi)
+        opts.alibi_slopes = slopes;
+    if (c->window)
+        opts.window_left = 17, opts.window_right = 0;
+    if (c->mask) {
+        assert_int_equal(clattn_random_fill(mask, s->q_len * s->kv_len, CLATTN_F32, seed + 3),
+                         CLATTN_OK);
+        opts.mask.kind = CLATTN_MASK_ADD;
+        opts.mask.dtype = CLATTN_F32;
+        opts.mask.host = mask;
+    }
+    assert_int_equal(clattn_reference_ex(s, &opts, q, k, v, ref, ref_lse), CLATTN_OK);
+    memset(o, 0xff, nq * e); /* NaN */
+    for (size_t i = 0; i < rows; i++)
+        lse[i] = NAN;
+    clattn_group_info info;
+    const int rc = clattn_group_attention(group, s, &opts, q, k, v, o, lse, &info);
+    if (rc < 0)
+        fail_msg("%s: %s: %s", c->what, clattn_error_name(rc), clattn_last_error_detail());
+    double max_abs, rel_l2, tol_abs, tol_rel, worst_lse = 0;
+    size_t nans;
+    assert_int_equal(clattn_compare(s, o, ref, &max_abs, &rel_l2, &nans), CLATTN_OK);
+    clattn_tolerance(s->dtype, &tol_abs, &tol_rel);
+    for (size_t i = 0; i < rows; i++) {
+        const double d = isinf(ref_lse[i]) ? (lse[i] == ref_lse[i] ? 0 : INFINITY)
+                                           : fabs(lse[i] - ref_lse[i]);
+        worst_lse = d > worst_lse || isnan(d) ? d : worst_lse;
+    }
+    if (nans || !(max_abs <= tol_abs) || !(rel_l2 <= tol_rel) || !(worst_lse <= 1e-3))
+        fail_msg("%s [%s over %zu devices]: max error %.3g, rel_l2 %.3g, %zu NaN, LSE %.3g "
+                 "(tolerance %.3g, %.3g)", c->what, info.scheme, info.devices, max_abs, rel_l2,
+                 nans, worst_lse, tol_abs, tol_rel);
+    if (strcmp(info.scheme, c->scheme))
+        fail_msg("%s: ran as \"%s\" (%s), not \"%s\"", c->what, info.scheme, info.note,
+                 c->scheme);
+    /* The shares tile the keys or rows, in order. */
+    const size_t whole = !strcmp(c->scheme, "keys") ? s->kv_len : s->q_len;
+    size_t at = 0, used = 0;
+    for (size_t i = 0; i < clattn_group_size(group); i++) {
+        if (!strcmp(c->scheme, "one"))
+            break;
+        assert_int_equal(info.begin[i], at);
+        at += info.share[i];
+        used += info.share[i] > 0;
+    }
+    if (strcmp(c->scheme, "one")) {
+        assert_int_equal(at, whole);
+        assert_int_equal(used, info.devices);
+    }
+    free(q), free(k), free(v), free(o), free(lse), free(ref), free(ref_lse), free(mask);
+}
+
+static const struct group_case cases[] = {
+    { "decode fp16, GQA, uneven lengths", { 3, 8, 2, 1, 1001, 64, CLATTN_F16 },
+      CLATTN_CAUSAL_BOTTOM_RIGHT, { 1001, 1, 517 }, { 0 }, 1, 0, 0, 0, 0, 0, 0, "keys" },
+    { "decode fp32, sinks, softcap", { 2, 4, 4, 1, 300, 32, CLATTN_F32 }, CLATTN_CAUSAL_NONE,
+      { 0 }, { 0 }, 0, 0, 20.0f, 1, 0, 0, 0, "keys" },
+    { "decode over 2 keys: a device holds none", { 1, 4, 1, 1, 2, 32, CLATTN_F32 },
+      CLATTN_CAUSAL_NONE, { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 0, "keys" },
+    { "prefill bottom-right, GQA", { 2, 4, 2, 150, 200, 64, CLATTN_F16 },
+      CLATTN_CAUSAL_BOTTOM_RIGHT, { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 0, "queries" },
+    { "prefill top-left", { 1, 4, 4, 120, 160, 32, CLATTN_F32 }, CLATTN_CAUSAL_TOP_LEFT,
+      { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 0, "queries" },
+    { "prefill no mask, per-sequence lengths", { 3, 4, 2, 40, 90, 32, CLATTN_F32 },
+      CLATTN_CAUSAL_NONE, { 90, 0, 33 }, { 40, 7, 0 }, 1, 1, 0, 0, 0, 0, 0, "queries" },
+    { "prefill bottom-right, lengths, window, ALiBi, sinks", { 3, 4, 2, 50, 120, 32, CLATTN_F16 },
+      CLATTN_CAUSAL_BOTTOM_RIGHT, { 120, 64, 5 }, { 50, 13, 9 }, 1, 1, 0, 1, 1, 1, 0,
+      "queries" },
+    { "an additive mask: one device", { 1, 4, 2, 30, 70, 32, CLATTN_F32 }, CLATTN_CAUSAL_NONE,
+      { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 1, "one" },
+};
+
+static void test_split(const char *selectors)
+{
+    clattn_group *group = NULL;
+    const int rc = clattn_group_open(&group, selectors);
+    if (rc < 0)
+        fail_msg("clattn_group_open(\"%s\"): %s", selectors, clattn_last_error_detail());
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(group, &cases[i], 100 + 10 * i);
+    clattn_group_close(&group);
+    assert_null(group);
+}
+
+/* The default device's index in clattn_list_devices' order. */
+static size_t default_index(void)
+{
+    clattn_device_entry e[16];
+    size_t n = 0;
+    assert_int_equal(clattn_list_devices(e, 16, &n), CLATTN_OK);
+    for (size_t i = 0; i < n && i < 16; i++)
+        if (e[i].device == clattn_cl_device(ctx))
+            return i;
+    return 0;
+}
+
+static void test_two(void **state)
+{
+    (void)state;
+    char sel[32];
+    const size_t i = default_index();
+    snprintf(sel, sizeof sel, "%zu,%zu", i, i);
+    test_split(sel);
+}
+
+static void test_three(void **state)
+{
+    (void)state;
+    char sel[32];
+    const size_t i = default_index();
+    snprintf(sel, sizeof sel, "%zu,%zu,%zu", i, i, i);
+    test_split(sel);
+}
+
+/* The first two devices, where there are two (PoCL: POCL_DEVICES="pthread pthread"). */
+static void test_devices(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    assert_int_equal(clattn_list_devices(NULL, 0, &n), CLATTN_OK);
+    if (n < 2) {
+        printf("one device: the group of two devices is not tried\n");
+        return;
+    }
+    test_split("0,1");
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    clattn_group *group = (clattn_group *)1;
+    assert_int_equal(clattn_group_open(&group, ""), CLATTN_EINVAL);
+    assert_null(group);
+    assert_int_equal(clattn_group_open(&group, "0,,0"), CLATTN_EINVAL);
+    assert_int_equal(clattn_group_open(&group, "no such device at all"), CLATTN_ENODEV);
+    assert_null(group);
+    assert_int_equal(clattn_group_open(&group, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_group_open(&group, "0,0"), CLATTN_OK);
+    assert_int_equal(clattn_group_size(group), 2);
+    assert_non_null(clattn_group_context(group, 1));
+    assert_null(clattn_group_context(group, 2));
+    clattn_shape s = { 1, 2, 2, 4, 8, 16, CLATTN_F32 };
+    float q[128], k[256], v[256];
+    clattn_options o;
+    clattn_default_options(&o);
+    clattn_random_fill(q, 128, CLATTN_F32, 1);
+    clattn_random_fill(k, 256, CLATTN_F32, 2);
+    clattn_random_fill(v, 256, CLATTN_F32, 3);
+    /* O over K: refused, K unchanged. */
+    assert_int_equal(clattn_group_attention(group, &s, &o, q, k, v, k, NULL, NULL),
+                     CLATTN_EINVAL);
+    assert_int_equal(clattn_group_attention(NULL, &s, &o, q, k, v, q, NULL, NULL),
+                     CLATTN_EINVAL);
+    s.head_dim = 0;
+    float out[128];
+    assert_int_equal(clattn_group_attention(group, &s, &o, q, k, v, out, NULL, NULL),
+                     CLATTN_EINVAL);
+    clattn_group_close(&group);
+    clattn_group_close(&group); /* NULL-safe */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two),
+        cmocka_unit_test(test_three),
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_refusals),
+    };
+    return DEVICE_SUITE_MAIN(&ctx, tests);
+}
