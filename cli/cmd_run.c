@@ -85,6 +85,10 @@ static void usage(const cli_command *cmd, FILE *f)
             "or Q, K, V packed by --q-lens and --kv-lens; O.npy is the plain [B, H, Nq,\n"
             "dv] either way (packed rows past a sequence's queries zero). --check\n"
             "compares O with the CPU reference on the same (quantized) K and V.\n"
+            "--device with several selectors separated by commas (0,1) runs the call\n"
+            "across those devices (clattn_group_attention): a decoding step split by\n"
+            "keys and merged exactly, longer calls split by query rows; what a split\n"
+            "would change runs on the first (the summary says why).\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -533,6 +537,47 @@ static int call(clattn_ctx *ctx, const clattn_shape *s, const clattn_options *op
     return 0;
 }
 
+/* --device with several selectors: clattn_group_attention on the host
+ * arrays, the whole call's time as its device time. */
+static int run_group(const run_args *a, const run_inputs *in, const clattn_shape *shape, void *o,
+                     float *lse, run_result *r)
+{
+    if (a->cached) {
+        cli_error("run: a KV cache form runs on one device (--device with several takes "
+                  "plain K and V)");
+        return 1;
+    }
+    clattn_group *g = NULL;
+    int rc = clattn_group_open(&g, a->call.device);
+    if (rc < 0) {
+        cli_lib_error("run: --device", rc);
+        return 1;
+    }
+    const double t0 = cli_now();
+    clattn_group_info gi;
+    rc = clattn_group_attention(g, shape, &a->opts, in->q.data, in->k.data, in->v.data, o, lse,
+                                &gi);
+    r->total = r->device_s = cli_now() - t0;
+    int n = snprintf(r->device, sizeof r->device, "%zu devices:", clattn_group_size(g));
+    for (size_t i = 0; i < clattn_group_size(g) && n > 0 && (size_t)n < sizeof r->device; i++)
+        n += snprintf(r->device + n, sizeof r->device - (size_t)n, "%s %s", i ? "," : "",
+                      clattn_device_name(clattn_group_context(g, i)));
+    clattn_group_close(&g);
+    if (rc < 0) {
+        cli_lib_error("run: attention over the group", rc);
+        return 1;
+    }
+    r->info.path = a->opts.path == CLATTN_PATH_NAIVE ? CLATTN_PATH_NAIVE : CLATTN_PATH_FUSED;
+    if (!strcmp(gi.scheme, "one")) {
+        snprintf(r->info.kernel, sizeof r->info.kernel, "group, on the first device");
+        snprintf(r->info.note, sizeof r->info.note, "not split: %.120s", gi.note);
+    } else {
+        snprintf(r->info.kernel, sizeof r->info.kernel, "group by %s over %zu devices",
+                 gi.scheme, gi.devices);
+    }
+    return 0;
+}
+
 /* Runs attention into the new host arrays *o (and *lse with --lse-out). The
  * model's memory check comes first, before any device buffer exists. */
 static int run_attention(const run_args *a, const run_inputs *in, const clattn_shape *shape,
@@ -545,6 +590,8 @@ static int run_attention(const run_args *a, const run_inputs *in, const clattn_s
         cli_error("run: out of memory for %zu bytes of output", nbytes);
         return 1;
     }
+    if (a->call.device && strchr(a->call.device, ','))
+        return run_group(a, in, shape, *o, *lse, r);
     const clattn_options opts = a->opts;
     clattn_ctx *ctx = NULL;
     if (cli_open(a->call.device, &ctx))
