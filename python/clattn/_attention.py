@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _args, _lib
 from ._core import BF16, CAUSAL, F16, F32, MASK_ADD, MASK_BOOL, PATH_NAMES, PATHS, ClattnError, \
-    check, context_for, context_for_queue, lib
+    check, context_for, context_for_queue, group_for, group_selectors, lib
 from ._dlpack import host_array, writable_host_array
 from ._model import DTYPES
 from ._quant import QuantizedArray
@@ -309,8 +309,12 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     memory (PyTorch or JAX CPU tensors, anything with __dlpack__, bfloat16
     included, read in place) give a new C-order numpy array, computed on
     `device` (None: $CLATTN_DEVICE or the default; an index or a name from
-    clattn.devices(); a pyopencl.Device). The result speaks DLPack itself
-    (torch.from_dlpack(o) takes it without a copy).
+    clattn.devices(); a pyopencl.Device). A list of devices, or a string of
+    selectors with commas ("0,1"), runs the call across them
+    (clattn_group_attention: a decoding step split by keys and merged
+    exactly, longer calls by query rows; info["group"] says which, and why
+    when the call ran on the first device alone). The result speaks DLPack
+    itself (torch.from_dlpack(o) takes it without a copy).
 
     pyopencl.array.Array inputs are used where they are, without a copy: the
     work is enqueued on q's queue after the arrays' events, through a clattn
@@ -395,6 +399,10 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     q, opts.q_layout = _host_input(q, dt)
     k, opts.k_layout = _host_input(k, dt)
     v, opts.v_layout = _host_input(v, dt)
+    if group_selectors(device) is not None:
+        # A group splits contiguous tensors (views would run on one device).
+        q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
+        opts.q_layout, opts.k_layout, opts.v_layout = _lib.Layout(), _lib.Layout(), _lib.Layout()
     _host_lengths(opts, shape, kv_lens, q_lens, keep)
     if out is not None:
         o, opts.o_layout = _host_out(out, shape, dv, layout, dt)
@@ -526,7 +534,24 @@ def operand(x: Any, name: str, axes: Tuple[Optional[int], ...], spec: str, dtype
 
 def _call_host(device, shape, opts, q, k, v, o, lse, info):
     """clattn_attention_ex on host memory (the addresses of q, k, v and o;
-    lse a float32 numpy array or None); run info into `info`."""
+    lse a float32 numpy array or None); run info into `info`. A group of
+    devices (a list, or "0,1") runs clattn_group_attention instead."""
+    selectors = group_selectors(device)
+    if selectors is not None:
+        gi = _lib.GroupInfo()
+        group = group_for(selectors)
+        with group.lock:
+            rc = lib().clattn_group_attention(
+                group.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o,
+                lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None,
+                ctypes.byref(gi))
+            check("clattn_group_attention", rc)
+        if info is not None:
+            info["group"] = {"scheme": gi.scheme.decode(), "devices": gi.devices,
+                             "note": gi.note.decode(),
+                             "shares": [(gi.begin[i], gi.share[i])
+                                        for i in range(selectors.count(",") + 1)]}
+        return
     run = _lib.RunInfo()
     ctx = context_for(device)
     with ctx.lock:

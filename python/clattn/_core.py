@@ -54,12 +54,14 @@ def check(call, rc):
 
 
 class Context:
-    """One clattn_ctx. A context serves one thread at a time, hence the lock."""
+    """One clattn_ctx (or clattn_group, closed by `close`). It serves one
+    thread at a time, hence the lock."""
 
-    def __init__(self, handle, keep=None):
+    def __init__(self, handle, keep=None, close="clattn_close"):
         self.handle = handle
         self.lock = threading.Lock()
         self._keep = keep  # the pyopencl queue a shared context wraps
+        self._close = close
 
     @property
     def name(self):
@@ -68,7 +70,7 @@ class Context:
     def close(self):
         if self.handle:
             h = _lib.c_ptr(self.handle)
-            lib().clattn_close(ctypes.byref(h))
+            getattr(lib(), self._close)(ctypes.byref(h))
             self.handle = None
 
 
@@ -109,6 +111,36 @@ def context_for(device):
                                                    sel.encode() if sel is not None else None))
             ctx = _contexts[key] = Context(h.value)
         return ctx
+
+
+def group_selectors(device):
+    """The comma-separated selectors of a device group, or None when
+    `device` names one device: a list or tuple of devices (indices, names,
+    pyopencl.Devices) or a string with commas ("0,1")."""
+    if isinstance(device, (list, tuple)):
+        if len(device) < 1:
+            raise ValueError("device: an empty list of devices")
+        sels = [_selector(d) for d in device]
+        if any(s is None or "," in s for s in sels):
+            raise ValueError("device: each device of a group is an index, a name or a "
+                             "pyopencl.Device")
+        return ",".join(sels)
+    if isinstance(device, str) and "," in device:
+        return device
+    return None
+
+
+def group_for(selectors):
+    """The package's device group on `selectors` (opened on first use, kept)."""
+    key = ("group", selectors)
+    with _contexts_lock:
+        g = _contexts.get(key)
+        if g is None:
+            h = _lib.c_ptr()
+            check("clattn_group_open", lib().clattn_group_open(ctypes.byref(h),
+                                                               selectors.encode()))
+            g = _contexts[key] = Context(h.value, close="clattn_group_close")
+        return g
 
 
 def context_for_queue(queue):

@@ -61,6 +61,15 @@ class Options(ctypes.Structure):
                 ("total_q", c_size), ("total_k", c_size)]
 
 
+GROUP_MAX = 16  # CLATTN_GROUP_MAX
+
+
+class GroupInfo(ctypes.Structure):
+    _fields_ = [("devices", c_size), ("scheme", ctypes.c_char * 16), ("note", ctypes.c_char * 160),
+                ("begin", c_size * GROUP_MAX), ("share", c_size * GROUP_MAX),
+                ("reserved", ctypes.c_uint8 * 64)]
+
+
 class RunInfo(ctypes.Structure):
     _fields_ = [("path", c_enum), ("kernel", ctypes.c_char * 64),
                 ("predicted_peak_bytes", c_u64), ("allocated_bytes", c_u64),
@@ -205,6 +214,11 @@ _PROTOTYPES = {
                                                c_size, ctypes.c_char_p, c_size]),
     "clattn_model_max_len": (ctypes.c_int, [P(Shape), c_enum, c_u64, P(ModelDevice), P(c_size),
                                             P(ctypes.c_double)]),
+    # Several devices (API 1.4).
+    "clattn_group_open": (ctypes.c_int, [P(c_ptr), ctypes.c_char_p]),
+    "clattn_group_close": (None, [P(c_ptr)]),
+    "clattn_group_attention": (ctypes.c_int, [c_ptr, P(Shape), P(Options), c_ptr, c_ptr, c_ptr,
+                                              c_ptr, P(ctypes.c_float), P(GroupInfo)]),
     "clattn_merge": (ctypes.c_int, [c_size, c_size, c_enum, c_ptr, P(ctypes.c_float), c_ptr,
                                     P(ctypes.c_float), c_ptr, P(ctypes.c_float)]),
     "clattn_merge_cl": (ctypes.c_int, [c_ptr, c_size, c_size, c_enum, c_ptr, c_ptr, c_ptr, c_ptr,

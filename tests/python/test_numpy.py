@@ -22,6 +22,39 @@ class Attention(unittest.TestCase):
         err = np.abs(o.astype(np.float64) - want).max()
         self.assertLess(err, ref.tolerance(dtype), "%s: max abs error %g" % (what, err))
 
+    def test_device_group(self):
+        """device=[0, 0] (two contexts on the default device, split as two
+        devices would be): a decoding step by keys, a prefill by query rows,
+        strided views made contiguous, and what stays on one device."""
+        first = 0
+        for (B, H, Hkv, Nq, Nk, d), causal, scheme in (
+                ((2, 4, 2, 1, 300, 32), "bottom-right", "keys"),
+                ((1, 4, 2, 70, 90, 32), "bottom-right", "queries"),
+                ((1, 2, 2, 40, 40, 16), "top-left", "queries")):
+            q = ref.random(self.rng, (B, H, Nq, d), np.float32)
+            k = ref.random(self.rng, (B, Hkv, Nk, 2 * d), np.float32)[..., ::2]  # a view
+            v = ref.random(self.rng, (B, Hkv, Nk, d), np.float32)
+            want, want_lse = ref.attention(q, k, v, causal)
+            info = {}
+            o, lse = clattn.attention(q, k, v, causal=causal, return_lse=True,
+                                      device=[first, first], info=info)
+            self.check(o, want, np.float32, "group %s" % scheme)
+            self.assertLess(np.abs(lse - want_lse).max(), 1e-4)
+            self.assertEqual(info["group"]["scheme"], scheme)
+            self.assertEqual(info["group"]["devices"], 2)
+            self.assertEqual(sum(n for _, n in info["group"]["shares"]),
+                             Nk if scheme == "keys" else Nq)
+        # A mask tensor runs on the first device alone, and says why.
+        q = ref.random(self.rng, (1, 2, 8, 16), np.float32)
+        k = ref.random(self.rng, (1, 2, 8, 16), np.float32)
+        info = {}
+        clattn.attention(q, k, k, attn_mask=np.zeros((8, 8), np.float32), device="%d,%d" % (
+            first, first), info=info)
+        self.assertEqual(info["group"]["scheme"], "one")
+        self.assertIn("mask", info["group"]["note"])
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k, k, device=[])
+
     def test_shapes_masks_paths(self):
         cases = [  # B, H, Hkv, Nq, Nk, d
             (1, 1, 1, 1, 1, 1), (2, 4, 2, 5, 9, 16), (1, 6, 3, 33, 17, 40),
