@@ -237,6 +237,22 @@ static inline vec variant_scores(vec s, float softcap, vec slope, ivec dist, vec
     return s;
 }
 
+/* K and V of the place `at` (both layouts): through the cache's accessors
+ * (k_cache, v_cache), or key 0's rows and the token strides (kb, vb, kst,
+ * vst; a packed sequence's first key is k_first rows in). */
+#if KV_GENERIC
+#define KV_OF_PLACE(at)                                                                      \
+    const struct kv_head k_cache = kv_head_of(&(at), k, k_off, k_sb, k_sh, k_st, block_table, \
+                                              bt_stride, n_pages, k_scale);                \
+    const struct kv_head v_cache = kv_head_of(&(at), v, v_off, v_sb, v_sh, v_st, block_table, \
+                                              bt_stride, n_pages, v_scale)
+#else
+#define KV_OF_PLACE(at)                                                                      \
+    __global const store_t *kb = k + fused_key_index(&(at), 0, k_off, k_sb, k_sh, k_st);   \
+    __global const store_t *vb = v + fused_key_index(&(at), 0, v_off, v_sb, v_sh, v_st);   \
+    const ulong kst = k_st, vst = v_st
+#endif
+
 #ifdef DR
 /*
  * Few rows per key/value head (decode: g * Nq <= 8): keys across lanes, d
@@ -443,17 +459,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 #endif
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, DR, BN);
-#if KV_GENERIC
-    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
-                                              bt_stride, n_pages, k_scale);
-    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
-                                              bt_stride, n_pages, v_scale);
-#else
-    /* Key 0's row: a packed sequence's first key is k_first rows in. */
-    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, k_st);
-    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, v_st);
-    const ulong kst = k_st, vst = v_st;
-#endif
+    KV_OF_PLACE(at);
     const uint p0 = at.r0;
     const int nr = p0 < at.n_rows ? (int)min((uint)DR, at.n_rows - p0) : 0;
     const ivec iota = (ivec)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -719,17 +725,7 @@ void attention_fused(FUSED_PARAMS(store_t))
 
     const struct fused_place at = fused_place_of(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, R * RV, BN);
-#if KV_GENERIC
-    const struct kv_head k_cache = kv_head_of(&at, k, k_off, k_sb, k_sh, k_st, block_table,
-                                              bt_stride, n_pages, k_scale);
-    const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
-                                              bt_stride, n_pages, v_scale);
-#else
-    /* Key 0's row: a packed sequence's first key is k_first rows in. */
-    __global const store_t *kb = k + fused_key_index(&at, 0, k_off, k_sb, k_sh, k_st);
-    __global const store_t *vb = v + fused_key_index(&at, 0, v_off, v_sb, v_sh, v_st);
-    const ulong kst = k_st, vst = v_st;
-#endif
+    KV_OF_PLACE(at);
     const uint p0 = at.r0;
 
     int item_end = (int)at.kv_begin;
