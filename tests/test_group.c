@@ -9,7 +9,7 @@
  * query rows (both causal alignments, GQA, per-sequence lengths, window
  * and ALiBi), and calls the group runs on one device as given (a mask
  * tensor): O and the LSE against the reference, the scheme and shares as
- * documented. Outputs are poisoned (NaN) first. Exits 77 without a device.
+ * documented, equal and weighted. Outputs are poisoned (NaN) first. Exits 77 without a device.
  */
 #include <math.h>
 #include <stdio.h>
@@ -185,6 +185,48 @@ static void test_devices(void **state)
     test_split("0,1");
 }
 
+/* Shares follow the weights: 3 : 1 of the keys and of the visible pairs;
+ * a device of weight 1e-6 holds nothing (the merge and the sinks then
+ * start at the next); bad weights refused. */
+static void test_weights(void **state)
+{
+    (void)state;
+    char sel[32];
+    const size_t d = default_index();
+    snprintf(sel, sizeof sel, "%zu,%zu", d, d);
+    clattn_group *group = NULL;
+    assert_int_equal(clattn_group_open(&group, sel), CLATTN_OK);
+    const double three_one[2] = { 3, 1 }, tiny_first[2] = { 1e-6, 1 };
+    const double bad[3][2] = { { 0, 1 }, { 1, -2 }, { NAN, 1 } };
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(clattn_group_set_weights(group, bad[i]), CLATTN_EINVAL);
+    assert_int_equal(clattn_group_set_weights(group, three_one), CLATTN_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(group, &cases[i], 500 + 10 * i);
+    /* The key split by hand: 3 / 4 of 1001 keys, rounded. */
+    clattn_shape s = { 1, 2, 1, 1, 1001, 16, CLATTN_F32 };
+    float *q = malloc(32 * 4), *k = malloc(1001 * 16 * 4), *o = malloc(32 * 4);
+    assert_true(q && k && o);
+    clattn_random_fill(q, 32, CLATTN_F32, 7);
+    clattn_random_fill(k, 1001 * 16, CLATTN_F32, 8);
+    clattn_options opts;
+    clattn_default_options(&opts);
+    clattn_group_info info;
+    assert_int_equal(clattn_group_attention(group, &s, &opts, q, k, k, o, NULL, &info), CLATTN_OK);
+    assert_int_equal(info.share[0], 751);
+    assert_int_equal(info.share[1], 250);
+    assert_true(info.weight[0] == 3 && info.weight[1] == 1);
+    assert_int_equal(clattn_group_set_weights(group, tiny_first), CLATTN_OK);
+    for (size_t i = 0; i < 3; i++) /* the decoding cases, sinks among them */
+        run_case(group, &cases[i], 900 + 10 * i);
+    assert_int_equal(clattn_group_attention(group, &s, &opts, q, k, k, o, NULL, &info), CLATTN_OK);
+    assert_int_equal(info.share[0], 0);
+    assert_int_equal(info.devices, 1);
+    assert_int_equal(clattn_group_set_weights(group, NULL), CLATTN_OK);
+    free(q), free(k), free(o);
+    clattn_group_close(&group);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -226,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_two),
         cmocka_unit_test(test_three),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_weights),
         cmocka_unit_test(test_refusals),
     };
     return DEVICE_SUITE_MAIN(&ctx, tests);

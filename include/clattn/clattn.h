@@ -476,7 +476,10 @@ CLATTN_API int clattn_random_fill_cl(clattn_ctx *ctx, cl_mem buf, size_t n, clat
  * reference. What a split would change runs on the first device as given
  * (a mask tensor or a snippet, a KV cache form, custom layouts, a window or
  * ALiBi the split would move, top-left with per-sequence lengths): the info
- * says so. */
+ * says so. The shares follow each device's weight (clattn_group_set_weights):
+ * by default its read bandwidth for a decoding step and its FLOP rate in the
+ * call's dtype otherwise (clattn_device_ceilings), equal where any device's
+ * figure is unknown. */
 #define CLATTN_GROUP_MAX 16
 typedef struct clattn_group clattn_group;
 
@@ -487,6 +490,7 @@ typedef struct clattn_group_info {
     char note[160];                  /* "one": why the call was not split */
     size_t begin[CLATTN_GROUP_MAX];  /* each device's first key or query row */
     size_t share[CLATTN_GROUP_MAX];  /* and how many (0: none, nothing ran there) */
+    double weight[CLATTN_GROUP_MAX]; /* the weights the shares followed */
     uint8_t reserved[64];            /* zero */
 } clattn_group_info;
 
@@ -499,6 +503,11 @@ CLATTN_API void clattn_group_close(clattn_group **group);
 CLATTN_API size_t clattn_group_size(const clattn_group *group);
 /* The i-th context (owned by the group), or NULL. */
 CLATTN_API clattn_ctx *clattn_group_context(const clattn_group *group, size_t i);
+/* Each device's relative speed (clattn_group_size values, each finite and
+ * above 0), which the shares follow (device i takes weights[i] / sum of
+ * the keys, or of the visible pairs); NULL goes back to the ceilings'.
+ * CLATTN_EINVAL otherwise, the weights unchanged. */
+CLATTN_API int clattn_group_set_weights(clattn_group *group, const double *weights);
 
 /* clattn_attention_ex across the group's devices: host arrays in the
  * contiguous layouts (Q [B, H, Nq, d], K [B, Hkv, Nk, d], V and O of d_v),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clattn/clattn.h"
+#include "clattn/device.h"
 #include "core/error.h"
 #include "core/extent.h"
 #include "core/options.h"
@@ -15,6 +16,7 @@
 struct clattn_group {
     size_t n;
     clattn_ctx *ctx[CLATTN_GROUP_MAX];
+    double weight[CLATTN_GROUP_MAX]; /* the caller's; 0: the ceilings' */
 };
 
 int clattn_group_open(clattn_group **out, const char *selectors)
@@ -72,6 +74,42 @@ size_t clattn_group_size(const clattn_group *g)
 clattn_ctx *clattn_group_context(const clattn_group *g, size_t i)
 {
     return g && i < g->n ? g->ctx[i] : NULL;
+}
+
+int clattn_group_set_weights(clattn_group *g, const double *weights)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(g);
+    for (size_t i = 0; weights && i < g->n; i++)
+        if (!(weights[i] > 0 && weights[i] < 1e300))
+            return clattn_fail(CLATTN_EINVAL, "weight %zu of the group is %g: each must be "
+                               "finite and above 0", i, weights[i]);
+    for (size_t i = 0; i < g->n; i++)
+        g->weight[i] = weights ? weights[i] : 0;
+    return CLATTN_OK;
+}
+
+/* The shares' weights for `s`: the caller's, else each device's rate for
+ * what bounds the call (read bandwidth for a decoding step, the dtype's
+ * FLOP rate otherwise), else equal. */
+static void weights_of(const clattn_group *g, const clattn_shape *s, double *w)
+{
+    int known = 1;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->weight[i] > 0) {
+            w[i] = g->weight[i];
+            continue;
+        }
+        clattn_ceilings c;
+        const clattn_figure *f = s->q_len == 1 ? &c.bandwidth
+                                 : s->dtype == CLATTN_F32 ? &c.flops_f32 : &c.flops_f16;
+        known = known && clattn_device_ceilings(g->ctx[i], &c) == CLATTN_OK &&
+                f->source != CLATTN_SRC_NONE && f->value > 0;
+        w[i] = known ? f->value : 1;
+    }
+    for (size_t i = 0; !known && i < g->n; i++)
+        w[i] = 1;
+    clattn_clear_error();
 }
 
 /* One device's call, run in a thread of its own. */
@@ -148,7 +186,9 @@ int clattn_group_attention(clattn_group *g, const clattn_shape *shape,
     if ((rc = outputs_apart(shape, dv, q, k, v, o, lse)) < 0)
         return rc;
     struct group_plan plan;
-    rc = group_plan_make(shape, &ro, g->n, q, k, v, &plan);
+    double w[CLATTN_GROUP_MAX];
+    weights_of(g, shape, w);
+    rc = group_plan_make(shape, &ro, g->n, w, q, k, v, &plan);
     if (rc < 0)
         return rc;
     if (plan.scheme == GROUP_ONE) {

@@ -88,16 +88,32 @@ static int share_outputs(struct group_share *sh, const clattn_shape *s, size_t d
                                                          : clattn_fail(CLATTN_ENOMEM, "a share");
 }
 
-/* By keys: device i takes keys [a_i, a_i + S_i), S_i about Nk / n. */
+/* The sum of the first i weights over all n: where share i starts, as a
+ * fraction of the whole. */
+static double weight_before(const struct group_plan *p, size_t i)
+{
+    double before = 0, all = 0;
+    for (size_t j = 0; j < p->n; j++) {
+        before += j < i ? p->weight[j] : 0;
+        all += p->weight[j];
+    }
+    return before / all;
+}
+
+/* By keys: device i takes keys [a_i, a_i + S_i), S_i about its weight's
+ * fraction of Nk. */
 static int plan_keys(struct group_plan *p, const void *q, const void *k, const void *v)
 {
     const clattn_shape *s = &p->shape;
     const clattn_options *o = &p->opts;
     const size_t e = clattn_dtype_size(s->dtype), blocks = s->batch * s->kv_heads;
     size_t at = 0;
+    int sinks_placed = 0;
     for (size_t i = 0; i < p->n; i++) {
         struct group_share *sh = &p->share[i];
-        const size_t count = s->kv_len / p->n + (i < s->kv_len % p->n);
+        const size_t end = i + 1 == p->n ? s->kv_len
+                                         : (size_t)(weight_before(p, i + 1) * (double)s->kv_len + 0.5);
+        const size_t count = end > at ? end - at : 0;
         sh->begin = at, sh->count = count, sh->empty = count == 0;
         at += count;
         if (sh->empty)
@@ -108,8 +124,9 @@ static int plan_keys(struct group_plan *p, const void *q, const void *k, const v
         share_layouts(&sh->opts);
         if (sh->opts.causal == CLATTN_CAUSAL_BOTTOM_RIGHT)
             sh->opts.causal = CLATTN_CAUSAL_NONE; /* one query sees all its keys */
-        if (i > 0)
-            sh->opts.sinks = NULL; /* in device 0's denominator only */
+        if (sinks_placed)
+            sh->opts.sinks = NULL; /* in the first share's denominator only */
+        sinks_placed = 1;
         int rc = share_outputs(sh, s, p->dv, s->q_len);
         if (rc < 0)
             return rc;
@@ -152,7 +169,7 @@ static int plan_queries(struct group_plan *p, const void *q, const void *k, cons
     double done = 0;
     for (size_t d = 0; d < p->n; d++) {
         struct group_share *sh = &p->share[d];
-        const double target = total * (double)(d + 1) / (double)p->n;
+        const double target = total * weight_before(p, d + 1);
         sh->begin = row;
         while (row < s->q_len && (d == p->n - 1 || done + 0.5 * (double)row_keys(s, o->causal,
                                                                                   row) < target))
@@ -195,11 +212,14 @@ static int plan_queries(struct group_plan *p, const void *q, const void *k, cons
     return CLATTN_OK;
 }
 
-int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n, const void *q,
-                    const void *k, const void *v, struct group_plan *p)
+int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n,
+                    const double *weights, const void *q, const void *k, const void *v,
+                    struct group_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->n = n;
+    for (size_t i = 0; i < n; i++)
+        p->weight[i] = weights[i];
     p->shape = *s;
     p->opts = *o;
     p->dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
@@ -231,10 +251,13 @@ int group_plan_gather(const struct group_plan *p, void *o, float *lse)
     const clattn_shape *s = &p->shape;
     const size_t e = clattn_dtype_size(s->dtype), blocks = s->batch * s->heads;
     if (p->scheme == GROUP_KEYS) {
-        /* Share 0 always holds keys (it takes the most): the sum builds there. */
-        const struct group_share *acc = &p->share[0];
+        /* The sum builds in the first share that holds keys (some does: Nk >= 1). */
+        size_t first = 0;
+        while (p->share[first].empty)
+            first++;
+        const struct group_share *acc = &p->share[first];
         const size_t rows = blocks * s->q_len;
-        for (size_t i = 1; i < p->n; i++) {
+        for (size_t i = first + 1; i < p->n; i++) {
             const struct group_share *sh = &p->share[i];
             if (sh->empty)
                 continue;
@@ -269,6 +292,7 @@ void group_plan_info(const struct group_plan *p, clattn_group_info *info)
     snprintf(info->scheme, sizeof info->scheme, "%s",
              p->scheme == GROUP_KEYS ? "keys" : p->scheme == GROUP_QUERIES ? "queries" : "one");
     for (size_t i = 0; i < p->n; i++) {
+        info->weight[i] = p->weight[i];
         info->begin[i] = p->share[i].begin;
         info->share[i] = p->share[i].count;
         info->devices += !p->share[i].empty;

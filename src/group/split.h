@@ -4,10 +4,11 @@
  * shares' results become the call's. No OpenCL: each share is an ordinary
  * host call (shape, options, arrays) a device runs whole.
  *
- * By keys (a decoding step, Nq = 1): device i holds keys [a_i, a_i + S_i)
- * of every sequence, computes its partial O and LSE over them (the
+ * Each device's share follows its weight (its relative speed). By keys (a
+ * decoding step, Nq = 1): device i holds keys [a_i, a_i + S_i) of every
+ * sequence, computes its partial O and LSE over them (the
  * sequence's keys in that range, through kv_lens), and the partials are
- * merged exactly (clattn_merge). Attention sinks join device 0's rows only,
+ * merged exactly (clattn_merge). Attention sinks join the first share's rows only,
  * so that they count once.
  *
  * By queries (prefill): device i computes query rows [a_i, e_i) of every
@@ -55,15 +56,19 @@ struct group_plan {
     clattn_shape shape; /* the caller's */
     clattn_options opts;
     size_t dv;
+    double weight[CLATTN_GROUP_MAX];
     struct group_share share[CLATTN_GROUP_MAX];
 };
 
-/* The plan for `s` and the resolved options `o` over n devices: the shares
+/* The plan for `s` and the resolved options `o` over n devices of relative
+ * speeds `weights` (each > 0; device i's share is weights[i] / their sum of
+ * the keys, or of the visible pairs): the shares
  * and their arrays (copies of the caller's q, k, v where a share needs its
  * own). CLATTN_ENOMEM or CLATTN_EOVERFLOW; a call that is not split gets
  * GROUP_ONE. group_plan_free releases it. */
-int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n, const void *q,
-                    const void *k, const void *v, struct group_plan *p);
+int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n,
+                    const double *weights, const void *q, const void *k, const void *v,
+                    struct group_plan *p);
 void group_plan_free(struct group_plan *p);
 
 /* The shares' results into the call's O [B, H, Nq, d_v] and LSE (may be
