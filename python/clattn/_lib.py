@@ -67,7 +67,7 @@ GROUP_MAX = 16  # CLATTN_GROUP_MAX
 class GroupInfo(ctypes.Structure):
     _fields_ = [("devices", c_size), ("scheme", ctypes.c_char * 16), ("note", ctypes.c_char * 160),
                 ("begin", c_size * GROUP_MAX), ("share", c_size * GROUP_MAX),
-                ("reserved", ctypes.c_uint8 * 64)]
+                ("weight", ctypes.c_double * GROUP_MAX), ("reserved", ctypes.c_uint8 * 64)]
 
 
 class RunInfo(ctypes.Structure):
@@ -179,7 +179,7 @@ MIRRORED = {
     "clattn_model_variant": ModelVariant,
     "clattn_batch_blocks": BatchBlocks,
     "clattn_path_estimate": PathEstimate, "clattn_prediction": Prediction,
-    "clattn_fused_plan": FusedPlan,
+    "clattn_fused_plan": FusedPlan, "clattn_group_info": GroupInfo,
 }
 
 P = ctypes.POINTER

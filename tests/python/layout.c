@@ -98,6 +98,15 @@ int main(void)
     FIELD(clattn_run_info, build_seconds);
     FIELD(clattn_run_info, reserved);
     END();
+    BEGIN(clattn_group_info);
+    FIELD(clattn_group_info, devices);
+    FIELD(clattn_group_info, scheme);
+    FIELD(clattn_group_info, note);
+    FIELD(clattn_group_info, begin);
+    FIELD(clattn_group_info, share);
+    FIELD(clattn_group_info, weight);
+    FIELD(clattn_group_info, reserved);
+    END();
     BEGIN(clattn_extras);
     FIELD(clattn_extras, struct_size);
     FIELD(clattn_extras, lse);
