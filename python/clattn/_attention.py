@@ -536,16 +536,15 @@ def _call_host(device, shape, opts, q, k, v, o, lse, info):
     """clattn_attention_ex on host memory (the addresses of q, k, v and o;
     lse a float32 numpy array or None); run info into `info`. A group of
     devices (a list, or "0,1") runs clattn_group_attention instead."""
+    lse_p = lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None
     selectors = group_selectors(device)
     if selectors is not None:
         gi = _lib.GroupInfo()
         group = group_for(selectors)
         with group.lock:
-            rc = lib().clattn_group_attention(
-                group.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o,
-                lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None,
-                ctypes.byref(gi))
-            check("clattn_group_attention", rc)
+            check("clattn_group_attention", lib().clattn_group_attention(
+                group.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
+                ctypes.byref(gi)))
         if info is not None:
             info["group"] = {"scheme": gi.scheme.decode(), "devices": gi.devices,
                              "note": gi.note.decode(),
@@ -555,11 +554,9 @@ def _call_host(device, shape, opts, q, k, v, o, lse, info):
     run = _lib.RunInfo()
     ctx = context_for(device)
     with ctx.lock:
-        rc = lib().clattn_attention_ex(
-            ctx.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o,
-            lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None,
-            ctypes.byref(run))
-        check("clattn_attention_ex", rc)
+        check("clattn_attention_ex", lib().clattn_attention_ex(
+            ctx.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
+            ctypes.byref(run)))
     _fill_info(info, run)
 
 

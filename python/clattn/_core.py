@@ -99,18 +99,23 @@ def _selector(device):
     raise ValueError("clattn: %r is not among the OpenCL devices clattn lists" % (device,))
 
 
-def context_for(device):
-    """The package's context on `device` (opened on first use, kept)."""
-    sel = _selector(device)
-    key = ("open", sel)
+def _kept(key, opener, selectors, close="clattn_close"):
+    """The package's handle under `key`: opened on first use by the library
+    function `opener` on `selectors` (None: the default), then kept."""
     with _contexts_lock:
         ctx = _contexts.get(key)
         if ctx is None:
             h = _lib.c_ptr()
-            check("clattn_open", lib().clattn_open(ctypes.byref(h),
-                                                   sel.encode() if sel is not None else None))
-            ctx = _contexts[key] = Context(h.value)
+            check(opener, getattr(lib(), opener)(
+                ctypes.byref(h), selectors.encode() if selectors is not None else None))
+            ctx = _contexts[key] = Context(h.value, close=close)
         return ctx
+
+
+def context_for(device):
+    """The package's context on `device` (opened on first use, kept)."""
+    sel = _selector(device)
+    return _kept(("open", sel), "clattn_open", sel)
 
 
 def group_selectors(device):
@@ -132,15 +137,7 @@ def group_selectors(device):
 
 def group_for(selectors):
     """The package's device group on `selectors` (opened on first use, kept)."""
-    key = ("group", selectors)
-    with _contexts_lock:
-        g = _contexts.get(key)
-        if g is None:
-            h = _lib.c_ptr()
-            check("clattn_group_open", lib().clattn_group_open(ctypes.byref(h),
-                                                               selectors.encode()))
-            g = _contexts[key] = Context(h.value, close="clattn_group_close")
-        return g
+    return _kept(("group", selectors), "clattn_group_open", selectors, "clattn_group_close")
 
 
 def context_for_queue(queue):

@@ -130,13 +130,19 @@ static const char *variant_missing(const struct fused_kernel *k, const struct at
     return NULL;
 }
 
+/* Why kernel k does not take call c here (a variant, dtype, or the
+ * device's and shape's conditions), or NULL; its build aside. */
+static const char *refuses(clattn_ctx *ctx, const struct fused_kernel *k,
+                           const struct attention_call *c)
+{
+    const char *why = variant_missing(k, c);
+    return why ? why : k->cannot_run ? k->cannot_run(&ctx->dev, c) : NULL;
+}
+
 const char *fused_cannot_run(clattn_ctx *ctx, const struct fused_kernel *k,
                              const struct attention_call *c)
 {
-    const char *why = variant_missing(k, c);
-    if (why)
-        return why;
-    why = k->cannot_run ? k->cannot_run(&ctx->dev, c) : NULL;
+    const char *why = refuses(ctx, k, c);
     if (why)
         return why;
     return probe_builds(ctx, k) ? NULL : ctx->fused.probe_failure[k->id];
@@ -261,7 +267,7 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
     snprintf(note, sizeof note, "%s", plan->note);
     fused_plan_init(plan, k);
     plan->head_dim_v = c->head_dim_v;
-    plan->kv_quantized = c->opts->k_type != CLATTN_KV_DTYPE || c->opts->v_type != CLATTN_KV_DTYPE;
+    plan->kv_quantized = (c->flags & FUSED_F_KV_QUANT) != 0;
     plan->kv_blocks = c->opts->k_type == CLATTN_KV_Q8_0 || c->opts->k_type == CLATTN_KV_Q4_0 ||
                       c->opts->v_type == CLATTN_KV_Q8_0 || c->opts->v_type == CLATTN_KV_Q4_0;
     snprintf(plan->note, sizeof plan->note, "%s", note);
@@ -354,9 +360,7 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
         const struct fused_kernel *k = fused_kernel_by_id(opts->fused_kernel);
         if (!k)
             return clattn_fail(CLATTN_EINVAL, "unknown fused kernel %d", (int)opts->fused_kernel);
-        const char *why = variant_missing(k, c);
-        if (!why && k->cannot_run)
-            why = k->cannot_run(&ctx->dev, c);
+        const char *why = refuses(ctx, k, c);
         if (why)
             return clattn_fail(CLATTN_EUNSUPPORTED, "fused kernel %s: %s", k->name, why);
         /* A kernel this device should run that does not build is a fault
@@ -369,8 +373,7 @@ static int choose_kernel(clattn_ctx *ctx, const struct attention_call *c,
     char last[200] = "";
     for (size_t i = 0; i < fused_kernel_count; i++) {
         const struct fused_kernel *k = fused_kernels[i];
-        if (variant_missing(k, c) || (k->cannot_run && k->cannot_run(&ctx->dev, c)) ||
-            (k->not_preferred && k->not_preferred(&ctx->dev, c)))
+        if (refuses(ctx, k, c) || (k->not_preferred && k->not_preferred(&ctx->dev, c)))
             continue; /* not this device's or call's kernel: nothing to say */
         if (!probe_builds(ctx, k)) {
             if (!plan->note[0])

@@ -95,17 +95,12 @@ static size_t max_rows(size_t d)
     return d <= 128 ? 32 : 16; /* two 16-row tiles' accumulators fit up to d = 128 */
 }
 
-static int kv_quantized(const struct attention_call *c)
-{
-    return c->opts->k_type != CLATTN_KV_DTYPE || c->opts->v_type != CLATTN_KV_DTYPE;
-}
-
 /* The tensor-core tile's conditions, and a quantized cache's: the register
  * path's tile, fp16 operands, and fp8's conversion instruction. */
 static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
 {
     const char *why = nv_mma_cannot_run(dev, c);
-    if (why || !kv_quantized(c))
+    if (why || !(c->flags & FUSED_F_KV_QUANT))
         return why;
     const clattn_shape *s = c->shape;
     if (s->dtype != CLATTN_F16)

@@ -191,25 +191,12 @@ int clattn_group_attention(clattn_group *g, const clattn_shape *shape,
     rc = group_plan_make(shape, &ro, g->n, w, q, k, v, &plan);
     if (rc < 0)
         return rc;
-    if (plan.scheme == GROUP_ONE) {
-        /* The caller's call itself, on the first device. */
-        group_plan_free(&plan);
+    if (plan.scheme == GROUP_ONE) /* the caller's call itself, on the first device */
         rc = clattn_attention_ex(g->ctx[0], shape, opts, q, k, v, o, lse, NULL);
-    } else {
-        rc = run_shares(g, &plan);
-        if (rc == CLATTN_OK)
-            rc = group_plan_gather(&plan, o, lse);
-        if (info)
-            group_plan_info(&plan, info);
-        group_plan_free(&plan);
-        return rc;
-    }
-    if (info && rc == CLATTN_OK) {
-        memset(info, 0, sizeof *info);
-        info->devices = 1;
-        snprintf(info->scheme, sizeof info->scheme, "one");
-        snprintf(info->note, sizeof info->note, "%s", plan.why);
-        info->share[0] = shape->q_len;
-    }
+    else if ((rc = run_shares(g, &plan)) == CLATTN_OK)
+        rc = group_plan_gather(&plan, o, lse);
+    if (info)
+        group_plan_info(&plan, info);
+    group_plan_free(&plan);
     return rc;
 }

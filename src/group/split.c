@@ -291,6 +291,13 @@ void group_plan_info(const struct group_plan *p, clattn_group_info *info)
     memset(info, 0, sizeof *info);
     snprintf(info->scheme, sizeof info->scheme, "%s",
              p->scheme == GROUP_KEYS ? "keys" : p->scheme == GROUP_QUERIES ? "queries" : "one");
+    if (p->scheme == GROUP_ONE) { /* the first device, the whole call */
+        snprintf(info->note, sizeof info->note, "%s", p->why);
+        info->devices = 1;
+        info->share[0] = p->shape.q_len;
+        info->weight[0] = 1;
+        return;
+    }
     for (size_t i = 0; i < p->n; i++) {
         info->weight[i] = p->weight[i];
         info->begin[i] = p->share[i].begin;

@@ -3,7 +3,7 @@
 # Decoding over KV caches as engines keep them: clattn's fused path (AUTO:
 # nv-decode on an H200) reading a contiguous fp16 cache, fp16 pages of 16
 # and 256 keys through a block table, and q8_0, q4_0 and fp8 e4m3 caches,
-# beside what a PyTorch user runs on the same cache today: the pages
+# beside what a PyTorch user runs on the same cache: the pages
 # gathered or the cache dequantized to fp16, then SDPA flash or cuDNN.
 # fp16 queries, H = 32, Hkv = 8, d = 128, one query token over B = 8 x
 # 16384 and 65536 keys, B = 1 x 131072 and B = 64 x 4096.

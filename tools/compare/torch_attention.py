@@ -22,8 +22,8 @@ usage:
       20 timed calls each; grouped-query cases use SDPA's enable_gqa, and
       K/V expanded to every query head where a backend refuses that
   torch_attention.py kvcache CASE FORM[,FORM..]
-      a decoding step over a KV cache kept in FORM, as a PyTorch user runs
-      it today: fp16 (SDPA on the cache itself), paged16 / paged256 (fp16
+      a decoding step over a KV cache kept in FORM, as PyTorch runs it
+      without a kernel for the form: fp16 (SDPA on the cache itself), paged16 / paged256 (fp16
       pages [num_pages, page, Hkv, d] gathered through a shuffled block
       table), q8_0 / q4_0 (ggml's blocks of 32 along d: int8 or packed
       nibbles and an fp16 scale each) and fp8_e4m3 (float8_e4m3fn and one
