@@ -80,6 +80,11 @@ CLATTN_API const char *clattn_error_name(int code);
 /* Detail of the last failure on the calling thread ("" if none). Valid until
  * the next clattn call on this thread. */
 CLATTN_API const char *clattn_last_error_detail(void);
+/* Records `detail` (NULL: none) as the calling thread's
+ * clattn_last_error_detail and returns `code` (API 1.5): a library built
+ * on clattn's (libclattn_mpi) reports its failures where a caller of
+ * clattn reads them. */
+CLATTN_API int clattn_set_error(int code, const char *detail);
 
 /* The library's version, "MAJOR.MINOR.PATCH", from clattn/version.h. */
 CLATTN_API const char *clattn_version(void);

@@ -55,3 +55,9 @@ void clattn_detail_append(const char *text)
     if (len + 1 < sizeof detail)
         snprintf(detail + len, sizeof detail - len, "%s", text);
 }
+
+int clattn_set_error(int code, const char *text)
+{
+    snprintf(detail, sizeof detail, "%s", text ? text : "");
+    return code;
+}
