@@ -276,6 +276,12 @@ static int model_row(const struct predict_args *a, clattn_ctx *ctx, const clattn
     expect_times(ctx, r);
     if (a->layers && (rc = serving_row(a, ctx, dev, r)) < 0)
         return rc;
+    if (a->devices) {
+        const clattn_model_link link = { a->link_bw, a->peer_bw, 0 };
+        if ((rc = clattn_model_predict_spread(&r->problem, dev, a->devices, &link,
+                                              &r->spread)) < 0)
+            return rc;
+    }
     const uint64_t mask_e = r->variant.mask_kind == CLATTN_MASK_NONE ? 0
                             : r->variant.mask_kind == CLATTN_MASK_BOOL
                                 ? 1 : clattn_dtype_size(r->variant.mask_dtype);

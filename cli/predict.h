@@ -13,6 +13,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "clattn/model.h"
 #include "options.h"
 
 #define PREDICT_MAX_LENS CLI_MAX_LENS
@@ -46,6 +47,8 @@ struct predict_args {
     int has_cache;       /* a cache option (--kv-type, --page-size, --packed) or --q-lens */
     size_t layers;       /* --layers: the serving answer for a model of that many; 0: none */
     clattn_figure free;  /* --free: device memory for the cache; unknown: the capacity's */
+    size_t devices;      /* --devices: Q9, the call over that many devices alike; 0: none */
+    double link_bw, peer_bw; /* --link-bw, --peer-bw: bytes/s (0: none / half the link) */
 };
 
 /* One pair of lengths: the problem as modelled and its predictions. */
@@ -75,6 +78,7 @@ struct predict_row {
     clattn_kv_capacity capacity;
     clattn_figure free;       /* the memory the capacity counts, and its source */
     double step_efficiency, step_expected_s;
+    clattn_spread_prediction spread; /* --devices */
 };
 
 /* Q2: the largest N for each clattn_len_limit, where its figure is known. */

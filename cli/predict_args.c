@@ -44,12 +44,18 @@ static void usage(const cli_command *cmd, FILE *f)
             "adds Q8: for a model of L layers of these heads, the tokens of cache that fit\n"
             "in --free bytes (else the device's memory) and a decoding step's time per\n"
             "generated token at each row's Nk of context (Nq = --q-len, else 1).\n"
+            "--devices N adds Q9: the call spread over N devices like this one (by keys,\n"
+            "by query rows reading all of K and V, by a ring of K/V blocks), each scheme's\n"
+            "time with its transfers over --link-bw (host arrays in and out; none when\n"
+            "not given: the tensors already on the devices) and --peer-bw (a ring step;\n"
+            "default half the link), and the longest call that fits.\n"
             "Reproduce the seed: clattn predict --preset seed\n" CLI_EXIT_HELP);
 }
 
 enum opt_id {
     OPT_NQ = 1, OPT_NK, OPT_BLOCK_M, OPT_BLOCK_N, OPT_WORKSPACE, OPT_PRESET, OPT_CAPACITY,
     OPT_MAX_ALLOC, OPT_CACHE, OPT_BANDWIDTH, OPT_PEAK, OPT_LATENCY, OPT_LAYERS, OPT_FREE,
+    OPT_DEVICES, OPT_LINK_BW, OPT_PEER_BW,
 };
 
 static const cli_option own_options[] = {
@@ -78,6 +84,15 @@ static const cli_option own_options[] = {
     CLI_VALUE("free", "BYTES", OPT_FREE,
               "device memory for the KV cache (default: the\n"
               "device's capacity)"),
+    CLI_VALUE("devices", "N", OPT_DEVICES,
+              "Q9: the call spread over N devices like this\n"
+              "one (2 to 65536)"),
+    CLI_VALUE("link-bw", "RATE", OPT_LINK_BW,
+              "each device's link to host memory, bytes/s\n"
+              "each way (e.g. 50G for PCIe 5 x16)"),
+    CLI_VALUE("peer-bw", "RATE", OPT_PEER_BW,
+              "device to device, bytes/s (default: half\n"
+              "--link-bw, host-staged)"),
 };
 
 /* A rate with an optional decimal prefix (k, M, G, T, P) and an optional
@@ -146,6 +161,11 @@ static int set_option(void *state, const cli_option *option, const char *v)
     case OPT_LATENCY: rc = give(&g->latency, v, FIGURE_SECONDS); break;
     case OPT_LAYERS: rc = parse_positive(v, &a->layers); break;
     case OPT_FREE: rc = give(&a->free, v, FIGURE_BYTES); break;
+    case OPT_DEVICES:
+        rc = parse_positive(v, &a->devices) < 0 || a->devices < 2 || a->devices > 65536 ? -1 : 0;
+        break;
+    case OPT_LINK_BW: rc = parse_rate(v, &a->link_bw); break;
+    case OPT_PEER_BW: rc = parse_rate(v, &a->peer_bw); break;
     }
     if (rc < 0)
         return cli_usage_error(CMD, "bad --%s '%.80s'", option->name, v ? v : "");

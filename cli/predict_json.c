@@ -200,6 +200,35 @@ static void json_serving(struct json *j, const struct predict_args *a,
     json_close(j, '}');
 }
 
+/* --devices: each scheme's estimate. */
+static void json_spread(struct json *j, const struct predict_args *a,
+                        const struct predict_row *r)
+{
+    const clattn_spread_prediction *sp = &r->spread;
+    json_open(j, "spread", '{');
+    json_u64(j, "devices", sp->devices);
+    json_num(j, "link_bytes_per_s", a->link_bw, 1);
+    json_num(j, "peer_bytes_per_s", a->peer_bw, 1);
+    json_str(j, "best", clattn_spread_name(sp->best));
+    for (int k = 0; k < CLATTN_SPREADS; k++) {
+        const clattn_spread_estimate *e = &sp->spread[k];
+        json_open(j, clattn_spread_name((clattn_spread)k), '{');
+        json_bool(j, "possible", e->possible);
+        json_num(j, "compute_s", e->compute_s, 1);
+        json_num(j, "transfer_s", e->transfer_s, 0);
+        json_num(j, "time_s", e->time_s, 1);
+        json_u64(j, "host_bytes", e->host_bytes);
+        json_u64(j, "peer_bytes", e->peer_bytes);
+        json_u64(j, "device_bytes", e->device_bytes);
+        if (e->max_len)
+            json_u64(j, "max_len", e->max_len);
+        else
+            json_null(j, "max_len");
+        json_close(j, '}');
+    }
+    json_close(j, '}');
+}
+
 static void json_row(struct json *j, const struct predict_args *a, const struct predict_row *r)
 {
     json_open(j, NULL, '{');
@@ -229,6 +258,8 @@ static void json_row(struct json *j, const struct predict_args *a, const struct 
         json_cache_row(j, r);
     if (a->layers)
         json_serving(j, a, r);
+    if (a->devices)
+        json_spread(j, a, r);
     json_close(j, '}');
 }
 

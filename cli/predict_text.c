@@ -507,6 +507,50 @@ static void print_serving(const struct predict_args *a, const struct predict_row
            "  kernel's efficiency recorded by clattn tune\n");
 }
 
+/* --devices: each scheme over the devices beside one. */
+static void print_spread(const struct predict_args *a, const struct predict_row *rows,
+                         size_t n)
+{
+    char c[9][CELL];
+    printf("\nQ9  over %zu devices like this one; host link %s, device to device %s\n",
+           a->devices, a->link_bw > 0 ? fmt_rate(a->link_bw, "B/s", c[0], CELL) : "not counted",
+           a->peer_bw > 0 ? fmt_rate(a->peer_bw, "B/s", c[1], CELL)
+           : a->link_bw > 0 ? "half the host link" : "unknown");
+    printf("  %11s %-8s %11s %11s %12s %12s %11s %9s %12s %13s\n", "N", "scheme", "compute",
+           "transfer", "host bytes", "peer bytes", "time", "speedup", "per device",
+           "fits up to N");
+    for (size_t i = 0; i < n; i++) {
+        const clattn_spread_prediction *sp = &rows[i].spread;
+        const double one = sp->spread[CLATTN_SPREAD_ONE].time_s;
+        for (int k = 0; k < CLATTN_SPREADS; k++) {
+            const clattn_spread_estimate *e = &sp->spread[k];
+            if (!e->possible)
+                continue;
+            if (one > 0 && e->time_s > 0)
+                snprintf(c[5], CELL, "%.2f", one / e->time_s);
+            else
+                snprintf(c[5], CELL, "-");
+            if (e->max_len)
+                fmt_count(e->max_len, c[6], CELL);
+            else
+                snprintf(c[6], CELL, "unknown");
+            printf("  %11s %-8s %11s %11s %12s %12s %11s %9s %12s %13s%s\n",
+                   k == 0 ? fmt_len(&rows[i].problem.shape, c[8], CELL) : "",
+                   clattn_spread_name((clattn_spread)k), fmt_time(e->compute_s, c[0], CELL),
+                   e->transfer_s > 0 ? fmt_time(e->transfer_s, c[1], CELL) : "-",
+                   fmt_bytes(e->host_bytes, c[2], CELL),
+                   fmt_bytes(e->peer_bytes, c[3], CELL), fmt_time(e->time_s, c[4], CELL), c[5],
+                   fmt_bytes(e->device_bytes, c[7], CELL), c[6],
+                   sp->best == (clattn_spread)k ? "  <- best" : "");
+        }
+    }
+    printf("  compute: the slowest device's kernel on the roofline (a ring: its n steps);\n"
+           "  transfer: what the compute does not hide (host arrays in and out, serial\n"
+           "  with the kernel; a ring step's block sent under the next step); per device:\n"
+           "  the memory each holds; fits up to N: the longest call (Nq = Nk = N, or Nk for\n"
+           "  one query row) whose share fits each device\n");
+}
+
 void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
                         const struct predict_figures *f, const clattn_model_device *dev,
                         const struct predict_limits *l, const struct predict_row *rows,
@@ -526,4 +570,6 @@ void predict_print_text(const struct predict_args *a, clattn_ctx *ctx,
         print_cache(a, rows, n);
     if (a->layers)
         print_serving(a, rows, n);
+    if (a->devices)
+        print_spread(a, rows, n);
 }

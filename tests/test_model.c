@@ -1373,6 +1373,59 @@ static void cache_runtime_memory(void **state)
     assert_int_equal(plan.largest_bytes, 1300 * 2 * 256); /* V, in the dtype */
 }
 
+/* One call over several devices: a decoding step split by keys halves the
+ * time and doubles what fits; a causal prefill's key split leaves the
+ * first device 3/4 of the FLOPs, the query split and the ring 1/2; host
+ * bytes are the share's tensors; one query row has no query split. */
+static void spread_by_hand(void **state)
+{
+    (void)state;
+    clattn_model_device dev;
+    clattn_model_default_device(&dev);
+    dev.bandwidth = 4e12;
+    dev.peak_flops = 6e14;
+    dev.capacity_bytes = 64 * GiB;
+    const clattn_model_link none = { 0, 0, 0 };
+    clattn_spread_prediction sp;
+    clattn_model_problem step = problem_of(shape_of(1, 32, 8, 1, 1 << 20, 128, CLATTN_F16),
+                                           CLATTN_CAUSAL_BOTTOM_RIGHT, 64, 64);
+    assert_int_equal(clattn_model_predict_spread(&step, &dev, 2, &none, &sp), CLATTN_OK);
+    const clattn_spread_estimate *one = &sp.spread[CLATTN_SPREAD_ONE];
+    const clattn_spread_estimate *keys = &sp.spread[CLATTN_SPREAD_KEYS];
+    assert_true(one->possible && keys->possible);
+    assert_false(sp.spread[CLATTN_SPREAD_QUERIES].possible);
+    assert_false(sp.spread[CLATTN_SPREAD_RING].possible);
+    assert_true(fabs(one->time_s / keys->time_s - 2) < 0.01);
+    assert_int_equal(sp.best, CLATTN_SPREAD_KEYS);
+    assert_true(keys->max_len >= 2 * one->max_len - 2 && keys->max_len <= 2 * one->max_len + 2);
+    /* K and V of 2^19 keys, Q, O and the LSE of 32 rows. */
+    const uint64_t kv = 2ull * 8 * (1 << 19) * 128 * 2, qo = 2ull * 32 * 128 * 2 + 32 * 4;
+    assert_int_equal(keys->host_bytes, kv + qo);
+    assert_int_equal(clattn_model_predict_spread(&step, &dev, 0, &none, &sp), CLATTN_EINVAL);
+
+    clattn_model_problem pre = problem_of(shape_of(1, 32, 32, 65536, 65536, 128, CLATTN_F16),
+                                          CLATTN_CAUSAL_BOTTOM_RIGHT, 128, 128);
+    const clattn_model_link pcie = { 50e9, 0, 0 };
+    assert_int_equal(clattn_model_predict_spread(&pre, &dev, 2, &pcie, &sp), CLATTN_OK);
+    clattn_prediction whole;
+    assert_int_equal(clattn_model_predict(&pre, &dev, &whole), CLATTN_OK);
+    const double flops_s = whole.fused.compute_time_s;
+    const double key_share = sp.spread[CLATTN_SPREAD_KEYS].compute_s / flops_s;
+    const double row_share = sp.spread[CLATTN_SPREAD_QUERIES].compute_s / flops_s;
+    const double ring_share = sp.spread[CLATTN_SPREAD_RING].compute_s / flops_s;
+    assert_true(fabs(key_share - 0.75) < 0.01);
+    assert_true(fabs(row_share - 0.5) < 0.01);
+    assert_true(fabs(ring_share - 0.5) < 0.01);
+    /* The ring's peer bytes: one block of K and V, sent on once. */
+    assert_int_equal(sp.spread[CLATTN_SPREAD_RING].peer_bytes, 2ull * 32 * 32768 * 128 * 2);
+    /* Host arrays at 50 GB/s: the query split reads all of K and V. */
+    const uint64_t q_half = 32ull * 32768 * 128 * 2, kv_all = 2ull * 32 * 65536 * 128 * 2;
+    assert_int_equal(sp.spread[CLATTN_SPREAD_QUERIES].host_bytes,
+                     2 * q_half + kv_all + 32ull * 32768 * 4);
+    assert_true(fabs(sp.spread[CLATTN_SPREAD_QUERIES].transfer_s -
+                     (double)(2 * q_half + kv_all + 32ull * 32768 * 4) / 50e9) < 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1409,6 +1462,7 @@ int main(void)
         cmocka_unit_test(cache_pages_by_hand),
         cmocka_unit_test(cache_packed_by_hand),
         cmocka_unit_test(kv_capacity_by_hand),
+        cmocka_unit_test(spread_by_hand),
         cmocka_unit_test(cache_bad_arguments),
         cmocka_unit_test(cache_runtime_memory),
     };

@@ -457,6 +457,68 @@ CLATTN_API int clattn_model_kv_capacity(const clattn_model_problem *problem,
                                         uint64_t free_bytes, const clattn_model_device *dev,
                                         clattn_kv_capacity *out);
 
+/* ------------------------------------------ several devices (API 1.5) */
+
+/* How one call is spread over n devices (clattn_group_attention, and
+ * libclattn_mpi over ranks). */
+typedef enum clattn_spread {
+    CLATTN_SPREAD_ONE = 0,     /* one device runs the whole call */
+    CLATTN_SPREAD_KEYS = 1,    /* each device 1/n of the keys; partials merged */
+    CLATTN_SPREAD_QUERIES = 2, /* each device 1/n of the visible pairs by query
+                                * rows, reading all of K and V (the all-gather) */
+    CLATTN_SPREAD_RING = 3,    /* each device 1/n of the tokens of Q, K, V; the
+                                * K/V blocks passed round in n steps */
+} clattn_spread;
+#define CLATTN_SPREADS 4
+
+/* "one", "keys", "queries", "ring". */
+CLATTN_API const char *clattn_spread_name(clattn_spread spread);
+
+/* The links between the devices and the host; 0 means unknown. */
+typedef struct clattn_model_link {
+    double host_bytes_per_s; /* each device's link to host memory, each way
+                              * (PCIe; 0: the tensors are already on the
+                              * devices, no host transfer counted) */
+    double peer_bytes_per_s; /* a device to the next (a ring step): device
+                              * to device, or host-staged (MPI); 0: half the
+                              * host link (down, then up) */
+    double latency_s;        /* per transfer */
+} clattn_model_link;
+
+typedef struct clattn_spread_estimate {
+    int possible;           /* 0: the scheme does not run this problem */
+    double compute_s;       /* the slowest device's kernel time (roofline) */
+    uint64_t host_bytes;    /* per device, to and from host memory */
+    uint64_t peer_bytes;    /* per device, sent to the next device */
+    double transfer_s;      /* transfer time the compute does not hide */
+    double time_s;          /* the call; 0 when a figure is unknown */
+    uint64_t device_bytes;  /* device memory per device (the fused path's) */
+    uint64_t max_len;       /* the largest N that fits every device: Nq = Nk
+                             * = N, or Nk = N for one query row; 0 unknown */
+} clattn_spread_estimate;
+
+typedef struct clattn_spread_prediction {
+    size_t devices;
+    clattn_spread_estimate spread[CLATTN_SPREADS];
+    clattn_spread best;     /* the fastest that runs and fits */
+} clattn_spread_prediction;
+
+/* The model of `problem`'s fused path spread over `devices` devices alike,
+ * each `dev`, linked by `link`. Per scheme: each device's kernel time on
+ * the roofline (clattn_model_predict of its share: by keys Nk / n keys;
+ * by queries Nq / n rows against all Nk keys, its FLOPs 1/n of the call's
+ * under the causal mask, balanced; the ring n steps of Nq / n rows against
+ * Nk / n keys, each step's transfer of a block under its compute), the
+ * bytes each moves (host arrays: its inputs in and outputs out, serial with
+ * its kernel, the links of the devices independent; the partial rows
+ * merged), and the memory each holds. KEYS runs any problem; QUERIES and
+ * RING need Nq > 1. CLATTN_EINVAL for devices 0 or above 65536, or what
+ * clattn_model_predict refuses. */
+CLATTN_API int clattn_model_predict_spread(const clattn_model_problem *problem,
+                                           const clattn_model_device *dev, size_t devices,
+                                           const clattn_model_link *link,
+                                           clattn_spread_prediction *out);
+
 #ifdef __cplusplus
 }
 #endif
