@@ -17,7 +17,9 @@
 #   carried. SECTION: device prefill decode kvcache fp32 naive oom (default: all,
 #   in that order). VERIFY=0 skips clattn verify; FLEX=1 adds FlexAttention
 #   to the prefill table (compiled per shape: minutes more); QUICK=1 runs
-#   small shapes, a dry run of the scripts on any device.
+#   small shapes, a dry run of the scripts on any device. READ_BW and FMA
+#   (bytes/s, FLOP/s) stand in for the device section's figures when a run
+#   leaves it out.
 set -uo pipefail
 # shellcheck disable=SC1091
 [ -f .gpu/env.sh ] && source .gpu/env.sh
@@ -52,7 +54,7 @@ section() {
     "$CLATTN" -V
 } >>"$LOG" 2>&1
 
-READ_BW='' FMA=''
+READ_BW=${READ_BW:-} FMA=${FMA:-}
 for s in "${sections[@]}"; do
     case $s in
     device)
