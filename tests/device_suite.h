@@ -78,6 +78,24 @@ static inline size_t device_suite_part(int argc, char **argv, const struct CMUni
     return chosen;
 }
 
+/* The whole main of a binary that runs in parts (device_suite_part): the
+ * chosen tests of `all` on a context opened into *ctx; a malformed --part
+ * prints `usage` and exits 2. */
+static inline int device_suite_main_parts(clattn_ctx **ctx, const char *name, const char *usage,
+                                          const struct CMUnitTest *all, size_t count, int argc,
+                                          char **argv)
+{
+    struct CMUnitTest chosen[64];
+    if (count > sizeof chosen / sizeof chosen[0])
+        return 2;
+    const size_t n = device_suite_part(argc, argv, all, count, chosen);
+    if (n == 0) {
+        fprintf(stderr, "usage: %s\n", usage);
+        return 2;
+    }
+    return device_suite_main(ctx, name, chosen, n);
+}
+
 /* Whether the binary was asked for its full sweep (the heavy suite's
  * `--full`) rather than the default sample. */
 static inline int device_suite_full(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case_inputs.h"
 #include "device_suite.h"
 
 static clattn_ctx *ctx;
@@ -43,21 +44,12 @@ static void run_case(clattn_group *group, const struct group_case *c, uint64_t s
     double *ref = malloc(nq * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
     float *mask = malloc(s->q_len * s->kv_len * sizeof *mask);
     assert_true(q && k && v && o && lse && ref && ref_lse && mask);
-    assert_int_equal(clattn_random_fill(q, nq, s->dtype, seed), CLATTN_OK);
-    assert_int_equal(clattn_random_fill(k, nk, s->dtype, seed + 1), CLATTN_OK);
-    assert_int_equal(clattn_random_fill(v, nk, s->dtype, seed + 2), CLATTN_OK);
+    assert_int_equal(case_inputs(q, nq, k, nk, v, nk, s->dtype, seed), CLATTN_OK);
     clattn_options opts;
-    clattn_default_options(&opts);
-    opts.causal = c->causal;
-    opts.kv_lens = c->lens ? c->kv_lens : NULL;
-    opts.q_lens = c->qlens ? c->q_lens : NULL;
-    opts.softcap = c->softcap;
-    for (size_t h = 0; h < s->heads; h++) {
-        sinks[h] = 0.5f * (float)h - 1.0f;
+    case_options(&opts, c->causal, c->lens ? c->kv_lens : NULL, c->qlens ? c->q_lens : NULL,
+                 c->softcap, c->sinks, sinks, s->heads);
+    for (size_t h = 0; h < s->heads; h++)
         slopes[h] = 0.25f / (float)(h + 1);
-    }
-    if (c->sinks)
-        opts.sinks = sinks;
     if (c->alibi)
         opts.alibi_slopes = slopes;
     if (c->window)

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "case_inputs.h"
 #include "device_suite.h"
 
 static clattn_ctx *ctx;
@@ -68,11 +69,8 @@ static void problem_init(struct problem *p, size_t b, size_t h, size_t hkv, size
                          clattn_kv_type vt, clattn_causal causal, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
-    p->s = (clattn_shape){ b, h, hkv, nq, nk, d, dt };
+    case_shape(&p->s, &p->o, b, h, hkv, nq, nk, d, dv, dt, causal);
     p->dv = dv;
-    clattn_default_options(&p->o);
-    p->o.causal = causal;
-    p->o.head_dim_v = dv == d ? 0 : dv;
     p->o.k_type = kt;
     p->o.v_type = vt;
     for (size_t i = 0; i < 8; i++) {
@@ -352,7 +350,7 @@ static void check_run(const struct problem *p, const struct form *f, const struc
 }
 
 /* The tiles each kernel runs a case with: its own, and for the cpu kernel
- * both its layouts whatever the case's rows, 4 rows per work-item with
+ * either of its layouts whatever the case's rows (`full`: both), 4 rows per work-item with
  * the keys across the lanes and 2 x 16 with the rows across them, in
  * blocks of 48 keys (not a multiple of a page or of a q8_0 block). */
 static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
@@ -366,11 +364,17 @@ static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
     return 2;
 }
 
+/* The heavy suite's --full: every case in both of the cpu kernel's
+ * layouts; the default run takes one layout per case, in turn. */
+static int full;
+
 /* The problem in form f on every fused kernel (the portable and cpu
  * kernels must take it), at the library's split and at 3 chunks; the
  * naive path must refuse what it does not take with CLATTN_EUNSUPPORTED. */
 static void run_everywhere(const struct problem *p, const struct form *f)
 {
+    static unsigned cases_run;
+    const unsigned turn = cases_run++;
     const clattn_shape *s = &p->s;
     const size_t rows = s->batch * s->heads * s->q_len;
     double *ref = malloc(rows * p->dv * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
@@ -380,14 +384,14 @@ static void run_everywhere(const struct problem *p, const struct form *f)
     clattn_kernel_info k;
     for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++) {
         struct tiles t[2];
-        const size_t n_tiles = tiles_of(k.id, t);
-        for (size_t j = 0; j < 2 * n_tiles; j++) {
-            /* 3 chunks for the kernels CPUs run (portable, cpu), in the cpu
-             * kernel's first layout: a chunk reads the cache as the whole
-             * call does, so the other layouts and the GPU kernels (their
-             * own device's suite splits them) run at the library's split. */
-            if (j % 2 && (j / 2 > 0 || (k.id != CLATTN_FUSED_PORTABLE &&
-                                        k.id != CLATTN_FUSED_CPU)))
+        const size_t n_tiles = tiles_of(k.id, t), first = full ? 0 : turn % n_tiles;
+        for (size_t j = 2 * first; j < 2 * (full ? n_tiles : first + 1); j++) {
+            /* 3 chunks for the kernels CPUs run (portable, cpu), in the
+             * first layout run: a chunk reads the cache as the whole call
+             * does, so the other layout and the GPU kernels (their own
+             * device's suite splits them) run at the library's split. */
+            if (j % 2 && (j / 2 > first || (k.id != CLATTN_FUSED_PORTABLE &&
+                                            k.id != CLATTN_FUSED_CPU)))
                 continue;
             struct device_run r;
             if (run_form(p, f, k.id, t[j / 2], splits[j % 2], &r)) {
@@ -833,8 +837,8 @@ static void test_append(void **state)
             fail_msg("append %zu: attention after it errs by %g", c, worst);
         one_call(&s, &p.o, &nl, kn, vn, kc, vc, rows * rb, lens, p.q, ref, c);
         /* Past the cache's capacity: refused from host lengths. */
-        uint32_t full[3] = { 62, 0, 0 };
-        o.kv_lens = full;
+        uint32_t at_capacity[3] = { 62, 0, 0 };
+        o.kv_lens = at_capacity;
         assert_int_equal(clattn_kv_append(&s, &o, NNEW, &nl, kn, vn, kh, vh), CLATTN_EINVAL);
         if (cases[c].page) { /* a page the append would write is outside the cache */
             o.kv_lens = lens;
@@ -852,16 +856,12 @@ int main(int argc, char **argv)
 {
     /* Ordered so that --part 1/2 (paged, append, refusals) and 2/2
      * (quantized, packed, reference forms) take about half each. */
+    full = device_suite_full(argc, argv);
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_paged),           cmocka_unit_test(test_quantized),
         cmocka_unit_test(test_append),          cmocka_unit_test(test_packed),
         cmocka_unit_test(test_refusals),        cmocka_unit_test(test_reference_forms),
     };
-    struct CMUnitTest tests[sizeof all / sizeof all[0]];
-    const size_t n = device_suite_part(argc, argv, all, sizeof all / sizeof all[0], tests);
-    if (n == 0) {
-        fprintf(stderr, "usage: test_kv_cache [--part K/N]\n");
-        return 2;
-    }
-    return device_suite_main(&ctx, "test_kv_cache", tests, n);
+    return device_suite_main_parts(&ctx, "test_kv_cache", "test_kv_cache [--full] [--part K/N]",
+                                   all, sizeof all / sizeof all[0], argc, argv);
 }

@@ -21,6 +21,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/mpi.h"
+#include "case_inputs.h"
 
 static int rank, ranks;
 static clattn_ctx *ctx;
@@ -111,20 +112,13 @@ static int run_case(const struct mpi_case *c, uint64_t seed)
     double *ref = malloc(bh * s->q_len * dv * sizeof *ref);
     double *ref_lse = malloc(bh * s->q_len * sizeof *ref_lse);
     float sinks[16];
-    clattn_random_fill(q, nq, s->dtype, seed);
-    clattn_random_fill(k, nk, s->dtype, seed + 1);
-    clattn_random_fill(v, nv, s->dtype, seed + 2);
     clattn_options opts;
-    clattn_default_options(&opts);
-    opts.causal = c->causal;
-    opts.kv_lens = c->lens ? c->kv_lens : NULL;
-    opts.q_lens = c->qlens ? c->q_lens : NULL;
-    opts.softcap = c->softcap;
+    case_options(&opts, c->causal, c->lens ? c->kv_lens : NULL, c->qlens ? c->q_lens : NULL,
+                 c->softcap, c->sinks, sinks, s->heads);
     opts.head_dim_v = c->dv;
-    for (size_t h = 0; h < s->heads; h++)
-        sinks[h] = 0.5f * (float)h - 1.0f;
-    opts.sinks = c->sinks ? sinks : NULL;
-    if (clattn_reference_ex(s, &opts, q, k, v, ref, ref_lse) < 0) {
+    if (!q || !k || !v || !ref || !ref_lse ||
+        case_inputs(q, nq, k, nk, v, nv, s->dtype, seed) < 0 ||
+        clattn_reference_ex(s, &opts, q, k, v, ref, ref_lse) < 0) {
         fprintf(stderr, "rank %d: %s: reference: %s\n", rank, c->what,
                 clattn_last_error_detail());
         return 0;

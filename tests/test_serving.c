@@ -463,11 +463,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_long_cache),         cmocka_unit_test(test_merge_halves),
         cmocka_unit_test(test_device_side_lengths),
     };
-    struct CMUnitTest tests[sizeof all / sizeof all[0]];
-    const size_t n = device_suite_part(argc, argv, all, sizeof all / sizeof all[0], tests);
-    if (n == 0) {
-        fprintf(stderr, "usage: test_serving [--full] [--part K/N]\n");
-        return 2;
-    }
-    return device_suite_main(&ctx, "test_serving", tests, n);
+    return device_suite_main_parts(&ctx, "test_serving", "test_serving [--full] [--part K/N]",
+                                   all, sizeof all / sizeof all[0], argc, argv);
 }

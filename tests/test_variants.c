@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "clattn/clattn.h"
+#include "case_inputs.h"
 #include "device_suite.h"
 
 static clattn_ctx *ctx;
@@ -54,11 +55,8 @@ static void problem_init(struct problem *p, size_t b, size_t h, size_t hkv, size
                          size_t d, size_t dv, clattn_dtype dt, clattn_causal causal, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
-    p->s = (clattn_shape){ b, h, hkv, nq, nk, d, dt };
+    case_shape(&p->s, &p->o, b, h, hkv, nq, nk, d, dv, dt, causal);
     p->dv = dv;
-    clattn_default_options(&p->o);
-    p->o.causal = causal;
-    p->o.head_dim_v = dv == d ? 0 : dv;
     const size_t e = esize(&p->s), nkv = b * hkv * nk;
     p->q = malloc(clattn_shape_q_elems(&p->s) * e);
     p->k = malloc(nkv * d * e);
@@ -418,10 +416,6 @@ static void test_snippets(void **state)
 int main(int argc, char **argv)
 {
     full = device_suite_full(argc, argv);
-    if (clattn_open(&ctx, NULL) < 0) {
-        printf("SKIP: no OpenCL device (%s)\n", clattn_last_error_detail());
-        return 77;
-    }
     /* Longest first, so that --part 1/2 and 2/2 take about half each. */
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_combined), cmocka_unit_test(test_windows),
@@ -429,14 +423,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_softcap),  cmocka_unit_test(test_snippets),
         cmocka_unit_test(test_bf16_and_dv), cmocka_unit_test(test_sinks),
     };
-    struct CMUnitTest tests[sizeof all / sizeof all[0]];
-    const size_t n = device_suite_part(argc, argv, all, sizeof all / sizeof all[0], tests);
-    if (n == 0) {
-        fprintf(stderr, "usage: test_variants [--full] [--part K/N]\n");
-        clattn_close(&ctx);
-        return 2;
-    }
-    int failed = _cmocka_run_group_tests("test_variants", tests, n, NULL, NULL);
-    clattn_close(&ctx);
-    return failed;
+    return device_suite_main_parts(&ctx, "test_variants", "test_variants [--full] [--part K/N]",
+                                   all, sizeof all / sizeof all[0], argc, argv);
 }

@@ -532,6 +532,15 @@ def operand(x: Any, name: str, axes: Tuple[Optional[int], ...], spec: str, dtype
     return Operand(dims, _lib.Layout(), np.ascontiguousarray(plain))
 
 
+def _attend(holder, name, shape, opts, q, k, v, o, lse_p, info_struct):
+    """One host call of the C function `name` on a context or a group,
+    under its lock (ctypes releases the GIL during it)."""
+    with holder.lock:
+        check(name, getattr(lib(), name)(
+            holder.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
+            ctypes.byref(info_struct)))
+
+
 def _call_host(device, shape, opts, q, k, v, o, lse, info):
     """clattn_attention_ex on host memory (the addresses of q, k, v and o;
     lse a float32 numpy array or None); run info into `info`. A group of
@@ -541,10 +550,7 @@ def _call_host(device, shape, opts, q, k, v, o, lse, info):
     if selectors is not None:
         gi = _lib.GroupInfo()
         group = group_for(selectors)
-        with group.lock:
-            check("clattn_group_attention", lib().clattn_group_attention(
-                group.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
-                ctypes.byref(gi)))
+        _attend(group, "clattn_group_attention", shape, opts, q, k, v, o, lse_p, gi)
         if info is not None:
             info["group"] = {"scheme": gi.scheme.decode(), "devices": gi.devices,
                              "note": gi.note.decode(),
@@ -553,10 +559,7 @@ def _call_host(device, shape, opts, q, k, v, o, lse, info):
         return
     run = _lib.RunInfo()
     ctx = context_for(device)
-    with ctx.lock:
-        check("clattn_attention_ex", lib().clattn_attention_ex(
-            ctx.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
-            ctypes.byref(run)))
+    _attend(ctx, "clattn_attention_ex", shape, opts, q, k, v, o, lse_p, run)
     _fill_info(info, run)
 
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy_rows.h"
 #include "core/error.h"
 #include "group/split.h"
 
@@ -53,20 +54,6 @@ static const char *not_split(const clattn_shape *s, const clattn_options *o, siz
 static size_t clamp_size(int64_t x, size_t hi)
 {
     return x < 0 ? 0 : (size_t)x > hi ? hi : (size_t)x;
-}
-
-/* Rows [at, at + count) of every (b, head) block of `rows` rows of `width`
- * values, copied contiguous. */
-static void *copy_rows(const void *src, size_t blocks, size_t rows, size_t at, size_t count,
-                       size_t width, size_t e)
-{
-    char *dst = malloc(blocks * count * width * e + 1);
-    if (!dst)
-        return NULL;
-    for (size_t i = 0; i < blocks; i++)
-        memcpy(dst + i * count * width * e, (const char *)src + (i * rows + at) * width * e,
-               count * width * e);
-    return dst;
 }
 
 /* A share's tensors are contiguous for its own shape. */

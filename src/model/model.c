@@ -710,30 +710,27 @@ int clattn_model_causal_blocks(const clattn_shape *shape, clattn_causal causal,
 
 /* ------------------------------------------------- the batch, decoding */
 
+/* Per-sequence lengths (NULL: none) against the shape's `most`. */
+static int check_lens(const uint32_t *lens, uint64_t batch, uint64_t most, const char *name,
+                      const char *dim)
+{
+    for (uint64_t b = 0; lens && b < batch; b++)
+        if (lens[b] > most)
+            return clattn_fail(CLATTN_EINVAL, "model: %s[%llu] = %u exceeds %s = %llu", name,
+                               (unsigned long long)b, lens[b], dim, (unsigned long long)most);
+    return CLATTN_OK;
+}
+
 /* kv_lens and splits against the shape: a sequence holds at most Nk keys,
- * and a chunk at least one. */
-static int check_decode(const clattn_model_problem *p, const struct dims *x)
+ * and a chunk at least one; the cache's per-sequence queries at most Nq. */
+static int check_decode(const clattn_model_problem *p, const struct variant_in *w,
+                        const struct dims *x)
 {
     if (p->splits > x->nk)
         return clattn_fail(CLATTN_EINVAL, "model: splits = %u exceeds Nk = %llu (a chunk "
                            "holds at least one key)", p->splits, (unsigned long long)x->nk);
-    for (uint64_t b = 0; p->kv_lens && b < x->b; b++)
-        if (p->kv_lens[b] > x->nk)
-            return clattn_fail(CLATTN_EINVAL, "model: kv_lens[%llu] = %u exceeds Nk = %llu",
-                               (unsigned long long)b, p->kv_lens[b],
-                               (unsigned long long)x->nk);
-    return CLATTN_OK;
-}
-
-/* The cache's per-sequence query counts against the shape. */
-static int check_q_lens(const struct variant_in *w, const struct dims *x)
-{
-    for (uint64_t b = 0; w->q_lens && b < x->b; b++)
-        if (w->q_lens[b] > x->nq)
-            return clattn_fail(CLATTN_EINVAL, "model: q_lens[%llu] = %u exceeds Nq = %llu",
-                               (unsigned long long)b, w->q_lens[b],
-                               (unsigned long long)x->nq);
-    return CLATTN_OK;
+    int rc = check_lens(p->kv_lens, x->b, x->nk, "kv_lens", "Nk");
+    return rc < 0 ? rc : check_lens(w->q_lens, x->b, x->nq, "q_lens", "Nq");
 }
 
 /* The fp32 partial rows and (max, sum) pairs of a split: every chunk of
@@ -1137,8 +1134,8 @@ static int predict(const clattn_model_problem *problem, const struct variant_in 
         return overflow_detail(x);
     if (head_traffic(x, &out->traffic) || all_heads_traffic(&t, &out->traffic))
         return overflow_detail(x);
-    int rc = check_decode(problem, x);
-    if (rc < 0 || (rc = check_q_lens(w, x)) < 0)
+    int rc = check_decode(problem, w, x);
+    if (rc < 0)
         return rc;
     rc = blocks_of(x, problem->causal, w, problem->block_m, problem->block_n, &out->blocks);
     if (rc < 0 || (rc = batch_blocks_of(problem, w, x, &out->blocks, &out->batch, &more)) < 0)
@@ -1288,21 +1285,32 @@ int clattn_model_predict_variant(const clattn_model_problem *problem,
     return clattn_model_predict_cache(problem, variant, NULL, dev, out, NULL);
 }
 
+/* The start of the public functions that take a variant and a cache: the
+ * arguments checked on behalf of `func`, `out` (`out_size` bytes) cleared,
+ * the problem loaded into x and w. */
+static int enter(const char *func, const clattn_model_problem *problem,
+                 const clattn_model_variant *variant, const clattn_model_cache *cache,
+                 const clattn_model_device *dev, void *out, size_t out_size, struct dims *x,
+                 struct variant_in *w)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG_OF(func, problem);
+    CLATTN_CHECK_ARG_OF(func, dev);
+    CLATTN_CHECK_ARG_OF(func, out);
+    memset(out, 0, out_size);
+    return load_problem(problem, variant, cache, x, w);
+}
+
 int clattn_model_predict_cache(const clattn_model_problem *problem,
                                const clattn_model_variant *variant,
                                const clattn_model_cache *cache, const clattn_model_device *dev,
                                clattn_prediction *out, clattn_cache_estimate *cache_out)
 {
-    clattn_clear_error();
     struct dims x;
     struct variant_in w;
-    CLATTN_CHECK_ARG(problem);
-    CLATTN_CHECK_ARG(dev);
-    CLATTN_CHECK_ARG(out);
-    *out = (clattn_prediction){ 0 };
     if (cache_out)
         memset(cache_out, 0, sizeof *cache_out);
-    int rc = load_problem(problem, variant, cache, &x, &w);
+    int rc = enter(__func__, problem, variant, cache, dev, out, sizeof *out, &x, &w);
     if (rc < 0)
         return rc;
     return predict(problem, &w, &x, dev, out, cache_out);
@@ -1338,18 +1346,13 @@ int clattn_model_kv_capacity(const clattn_model_problem *problem,
                              const clattn_model_cache *cache, size_t layers, uint64_t free_bytes,
                              const clattn_model_device *dev, clattn_kv_capacity *out)
 {
-    clattn_clear_error();
     struct dims x;
     struct variant_in w;
-    CLATTN_CHECK_ARG(problem);
-    CLATTN_CHECK_ARG(dev);
-    CLATTN_CHECK_ARG(out);
-    memset(out, 0, sizeof *out);
-    if (!layers)
-        return clattn_fail(CLATTN_EINVAL, "model: layers must be >= 1");
-    int rc = load_problem(problem, variant, cache, &x, &w);
+    int rc = enter(__func__, problem, variant, cache, dev, out, sizeof *out, &x, &w);
     if (rc < 0)
         return rc;
+    if (!layers)
+        return clattn_fail(CLATTN_EINVAL, "model: layers must be >= 1");
     clattn_prediction pred;
     memset(&pred, 0, sizeof pred);
     if ((rc = predict(problem, &w, &x, dev, &pred, NULL)) < 0)

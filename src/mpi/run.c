@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/copy_rows.h"
 #include "mpi/rows.h"
 #include "mpi/run.h"
 
@@ -53,14 +54,7 @@ static const void *rows_of(const void *src, size_t blocks, size_t rows, size_t a
     *owned = NULL;
     if (at == 0 && count == rows)
         return src;
-    char *dst = malloc(blocks * count * width * e + 1);
-    if (!dst)
-        return NULL;
-    for (size_t i = 0; i < blocks; i++)
-        memcpy(dst + i * count * width * e, (const char *)src + (i * rows + at) * width * e,
-               count * width * e);
-    *owned = dst;
-    return dst;
+    return *owned = copy_rows(src, blocks, rows, at, count, width, e);
 }
 
 /* One call of Q rows [qat, qat + qlen) against K, V rows [kat, kat + klen)

@@ -8,6 +8,7 @@
 # them would take minutes), and defines
 #   fail MESSAGE...        prints it with the last command's stdout/stderr, exits 1
 #   run_clattn ARGS...     runs the tool into ./stdout and ./stderr, status in $rc
+#   usage_error NAME PATTERN ARGS...  a usage error: status 2, one stderr line
 case $CLATTN in
 /*) ;;
 *) CLATTN=$PWD/$CLATTN ;;
@@ -35,4 +36,17 @@ run_clattn() {
     "$CLATTN" "$@" >stdout 2>stderr
     rc=$?
     set -e
+}
+
+# usage_error NAME PATTERN ARGS...: status 2, nothing on stdout, exactly one
+# line on stderr matching PATTERN (grep -E).
+usage_error() {
+    name=$1 pattern=$2
+    shift 2
+    run_clattn "$@"
+    [ "$rc" -eq 2 ] || fail "$name: status $rc, want 2"
+    [ ! -s stdout ] || fail "$name: output on stdout"
+    [ "$(wc -l <stderr)" -eq 1 ] || fail "$name: stderr is not one line"
+    grep -qE -- "$pattern" stderr || fail "$name: stderr does not match '$pattern'"
+    echo "ok: $name"
 }

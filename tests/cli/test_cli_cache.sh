@@ -22,15 +22,6 @@ TEST_NAME=test_cli_cache
 . "$(dirname "$0")/cli_test_setup.sh"
 python3 -c "import numpy" 2>/dev/null || { echo "SKIP: python3 has no numpy"; exit 77; }
 
-usage_error() { # NAME PATTERN ARGS...: status 2, one line on stderr matching PATTERN
-    name=$1 pattern=$2
-    shift 2
-    run_clattn "$@"
-    [ "$rc" -eq 2 ] || fail "$name: status $rc, want 2"
-    [ "$(wc -l <stderr)" -eq 1 ] || fail "$name: stderr is not one line"
-    grep -qE -- "$pattern" stderr || fail "$name: stderr does not match '$pattern'"
-    echo "ok: $name"
-}
 
 # ------------------------------------------------------------ usage errors
 # Every figure given: predict opens no device.

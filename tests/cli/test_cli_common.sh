@@ -19,18 +19,6 @@ TEST_NAME=test_cli_common
 . "$(dirname "$0")/cli_test_setup.sh"
 run_it() { run_clattn "$@"; }
 
-# usage_error NAME PATTERN ARGS...: status 2, nothing on stdout, exactly one
-# line on stderr matching PATTERN (grep -E).
-usage_error() {
-    name=$1 pattern=$2
-    shift 2
-    run_it "$@"
-    [ "$rc" -eq 2 ] || fail "$name: status $rc, want 2"
-    [ ! -s stdout ] || fail "$name: output on stdout"
-    [ "$(wc -l <stderr)" -eq 1 ] || fail "$name: stderr is not one line"
-    grep -qE -- "$pattern" stderr || fail "$name: stderr does not match '$pattern'"
-    echo "ok: $name"
-}
 
 is_json() { # FILE [KEY=VALUE...]: parses, and the top-level keys hold the values
     python3 - "$@" <<'PY'

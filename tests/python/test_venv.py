@@ -11,16 +11,13 @@ Usage: test_venv.py PYTHON_SRC_DIR (with $CLATTN_LIBRARY set)
 import os
 import shutil
 import sys
-import tempfile
 
-from venvs import make_venv, run
+from venvs import run, scratch_venv
 
 
 def main():
     src = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory(prefix="clattn-venv-") as tmp:
-        venv = os.path.join(tmp, "venv")
-        py = make_venv(venv)
+    with scratch_venv("clattn-venv-") as (tmp, venv, py):
         if py is None:
             return 77
         copy = os.path.join(tmp, "src")

@@ -21,11 +21,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 
-from venvs import make_venv, run
+from venvs import run, scratch_venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULES = ["test_numpy", "test_variants", "test_dlpack", "test_api"]
@@ -58,9 +57,7 @@ def build(py, root, dist, env):
 
 def main():
     root = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory(prefix="clattn-wheel-") as tmp:
-        venv = os.path.join(tmp, "venv")
-        py = make_venv(venv)
+    with scratch_venv("clattn-wheel-") as (tmp, venv, py):
         if py is None:
             return 77
         env = clean_env()

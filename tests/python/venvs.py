@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """What the install tests (test_venv.py, test_wheel.py) share: a command
 echoed and run, and a fresh venv over this interpreter's packages."""
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def run(cmd, **kw):
@@ -22,3 +24,12 @@ def make_venv(where):
         print("SKIP: %s cannot make a venv with pip (Debian: python3-venv)" % sys.executable)
         return None
     return py
+
+
+@contextlib.contextmanager
+def scratch_venv(prefix):
+    """A scratch folder, removed after, holding a fresh venv (make_venv):
+    (folder, venv, its python or None)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        venv = os.path.join(tmp, "venv")
+        yield tmp, venv, make_venv(venv)
