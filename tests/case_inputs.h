@@ -10,32 +10,6 @@
 
 #include "clattn/clattn.h"
 
-/* A [b, h, hkv, nq, nk, d] shape of `dt` and its default options with the
- * causal alignment and V's head dimension `dv` (0 in the options when it
- * is d). */
-static inline void case_shape(clattn_shape *s, clattn_options *o, size_t b, size_t h, size_t hkv,
-                              size_t nq, size_t nk, size_t d, size_t dv, clattn_dtype dt,
-                              clattn_causal causal)
-{
-    *s = (clattn_shape){ b, h, hkv, nq, nk, d, dt };
-    clattn_default_options(o);
-    o->causal = causal;
-    o->head_dim_v = dv == d ? 0 : dv;
-}
-
-/* Q, K and V drawn from seed, seed + 1 and seed + 2: 0, or the first
- * draw's error code. */
-static inline int case_inputs(void *q, size_t nq, void *k, size_t nk, void *v, size_t nv,
-                              clattn_dtype dtype, uint64_t seed)
-{
-    int rc = clattn_random_fill(q, nq, dtype, seed);
-    if (rc == CLATTN_OK)
-        rc = clattn_random_fill(k, nk, dtype, seed + 1);
-    if (rc == CLATTN_OK)
-        rc = clattn_random_fill(v, nv, dtype, seed + 2);
-    return rc;
-}
-
 /* Default options with the case's causal alignment, per-sequence lengths
  * (NULL: none) and softcap; with `with_sinks` a sink logit per head,
  * h / 2 - 1, written into sinks[0..heads). */
@@ -51,6 +25,31 @@ static inline void case_options(clattn_options *o, clattn_causal causal, const u
     for (size_t h = 0; h < heads; h++)
         sinks[h] = 0.5f * (float)h - 1.0f;
     o->sinks = with_sinks ? sinks : NULL;
+}
+
+/* A [b, h, hkv, nq, nk, d] shape of `dt` and its default options with the
+ * causal alignment and V's head dimension `dv` (0 in the options when it
+ * is d). */
+static inline void case_shape(clattn_shape *s, clattn_options *o, size_t b, size_t h, size_t hkv,
+                              size_t nq, size_t nk, size_t d, size_t dv, clattn_dtype dt,
+                              clattn_causal causal)
+{
+    *s = (clattn_shape){ b, h, hkv, nq, nk, d, dt };
+    case_options(o, causal, NULL, NULL, 0.0f, 0, NULL, 0);
+    o->head_dim_v = dv == d ? 0 : dv;
+}
+
+/* Q, K and V drawn from seed, seed + 1 and seed + 2: 0, or the first
+ * draw's error code. */
+static inline int case_inputs(void *q, size_t nq, void *k, size_t nk, void *v, size_t nv,
+                              clattn_dtype dtype, uint64_t seed)
+{
+    int rc = clattn_random_fill(q, nq, dtype, seed);
+    if (rc == CLATTN_OK)
+        rc = clattn_random_fill(k, nk, dtype, seed + 1);
+    if (rc == CLATTN_OK)
+        rc = clattn_random_fill(v, nv, dtype, seed + 2);
+    return rc;
 }
 
 #endif

@@ -86,8 +86,10 @@ static inline int device_suite_main_parts(clattn_ctx **ctx, const char *name, co
                                           char **argv)
 {
     struct CMUnitTest chosen[64];
-    if (count > sizeof chosen / sizeof chosen[0])
-        return 2;
+    if (count > sizeof chosen / sizeof chosen[0]) {
+        fprintf(stderr, "%s: %zu tests, more than device_suite_main_parts takes\n", name, count);
+        return 1;
+    }
     const size_t n = device_suite_part(argc, argv, all, count, chosen);
     if (n == 0) {
         fprintf(stderr, "usage: %s\n", usage);

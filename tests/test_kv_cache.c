@@ -350,9 +350,10 @@ static void check_run(const struct problem *p, const struct form *f, const struc
 }
 
 /* The tiles each kernel runs a case with: its own, and for the cpu kernel
- * either of its layouts whatever the case's rows (`full`: both), 4 rows per work-item with
- * the keys across the lanes and 2 x 16 with the rows across them, in
- * blocks of 48 keys (not a multiple of a page or of a q8_0 block). */
+ * its two layouts whatever the case's rows (run_everywhere takes one per
+ * case, both with --full), 4 rows per work-item with the keys across the
+ * lanes and 2 x 16 with the rows across them, in blocks of 48 keys (not a
+ * multiple of a page or of a q8_0 block). */
 static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
 {
     if (kernel != CLATTN_FUSED_CPU) {

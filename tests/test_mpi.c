@@ -119,7 +119,7 @@ static int run_case(const struct mpi_case *c, uint64_t seed)
     if (!q || !k || !v || !ref || !ref_lse ||
         case_inputs(q, nq, k, nk, v, nv, s->dtype, seed) < 0 ||
         clattn_reference_ex(s, &opts, q, k, v, ref, ref_lse) < 0) {
-        fprintf(stderr, "rank %d: %s: reference: %s\n", rank, c->what,
+        fprintf(stderr, "rank %d: %s: inputs or reference: %s\n", rank, c->what,
                 clattn_last_error_detail());
         return 0;
     }

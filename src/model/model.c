@@ -1149,17 +1149,25 @@ static int predict(const clattn_model_problem *problem, const struct variant_in 
     return cache ? cache_figures(w, x, &more, out, cache) : CLATTN_OK;
 }
 
+/* The start of every public prediction: the error cleared, the arguments
+ * checked on behalf of `func`, `out` (`out_size` bytes) cleared. */
+static int enter(const char *func, const clattn_model_problem *problem,
+                 const clattn_model_device *dev, void *out, size_t out_size)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG_OF(func, problem);
+    CLATTN_CHECK_ARG_OF(func, dev);
+    CLATTN_CHECK_ARG_OF(func, out);
+    memset(out, 0, out_size);
+    return CLATTN_OK;
+}
+
 int clattn_model_predict(const clattn_model_problem *problem, const clattn_model_device *dev,
                          clattn_prediction *out)
 {
-    clattn_clear_error();
     struct dims x;
-    CLATTN_CHECK_ARG(problem);
-    CLATTN_CHECK_ARG(dev);
-    CLATTN_CHECK_ARG(out);
-    *out = (clattn_prediction){ 0 };
-    int rc = dims_from_shape(&problem->shape, &x);
-    if (rc < 0)
+    int rc = enter(__func__, problem, dev, out, sizeof *out);
+    if (rc < 0 || (rc = dims_from_shape(&problem->shape, &x)) < 0)
         return rc;
     return predict(problem, &no_variant, &x, dev, out, NULL);
 }
@@ -1285,22 +1293,6 @@ int clattn_model_predict_variant(const clattn_model_problem *problem,
     return clattn_model_predict_cache(problem, variant, NULL, dev, out, NULL);
 }
 
-/* The start of the public functions that take a variant and a cache: the
- * arguments checked on behalf of `func`, `out` (`out_size` bytes) cleared,
- * the problem loaded into x and w. */
-static int enter(const char *func, const clattn_model_problem *problem,
-                 const clattn_model_variant *variant, const clattn_model_cache *cache,
-                 const clattn_model_device *dev, void *out, size_t out_size, struct dims *x,
-                 struct variant_in *w)
-{
-    clattn_clear_error();
-    CLATTN_CHECK_ARG_OF(func, problem);
-    CLATTN_CHECK_ARG_OF(func, dev);
-    CLATTN_CHECK_ARG_OF(func, out);
-    memset(out, 0, out_size);
-    return load_problem(problem, variant, cache, x, w);
-}
-
 int clattn_model_predict_cache(const clattn_model_problem *problem,
                                const clattn_model_variant *variant,
                                const clattn_model_cache *cache, const clattn_model_device *dev,
@@ -1310,8 +1302,8 @@ int clattn_model_predict_cache(const clattn_model_problem *problem,
     struct variant_in w;
     if (cache_out)
         memset(cache_out, 0, sizeof *cache_out);
-    int rc = enter(__func__, problem, variant, cache, dev, out, sizeof *out, &x, &w);
-    if (rc < 0)
+    int rc = enter(__func__, problem, dev, out, sizeof *out);
+    if (rc < 0 || (rc = load_problem(problem, variant, cache, &x, &w)) < 0)
         return rc;
     return predict(problem, &w, &x, dev, out, cache_out);
 }
@@ -1348,11 +1340,13 @@ int clattn_model_kv_capacity(const clattn_model_problem *problem,
 {
     struct dims x;
     struct variant_in w;
-    int rc = enter(__func__, problem, variant, cache, dev, out, sizeof *out, &x, &w);
+    int rc = enter(__func__, problem, dev, out, sizeof *out);
     if (rc < 0)
         return rc;
     if (!layers)
         return clattn_fail(CLATTN_EINVAL, "model: layers must be >= 1");
+    if ((rc = load_problem(problem, variant, cache, &x, &w)) < 0)
+        return rc;
     clattn_prediction pred;
     memset(&pred, 0, sizeof pred);
     if ((rc = predict(problem, &w, &x, dev, &pred, NULL)) < 0)
