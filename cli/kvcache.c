@@ -24,6 +24,24 @@ void cli_cache_free(cli_cache_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* n random values of dtype into host memory: drawn on the device
+ * (clattn_random_fill_cl) and read back, which at a large cache's billion
+ * values takes a fraction of a second where the host's draw takes seconds. */
+static int draw(clattn_ctx *ctx, void *host, size_t n, clattn_dtype dtype, uint32_t seed)
+{
+    cl_int err;
+    const size_t bytes = n * clattn_dtype_size(dtype);
+    cl_mem buf = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS)
+        return CLATTN_EOOM;
+    int rc = clattn_random_fill_cl(ctx, buf, n, dtype, seed);
+    if (rc == CLATTN_OK && clEnqueueReadBuffer(clattn_cl_queue(ctx), buf, CL_TRUE, 0, bytes, host,
+                                               0, NULL, NULL) != CL_SUCCESS)
+        rc = CLATTN_ECL;
+    clReleaseMemObject(buf);
+    return rc;
+}
+
 int cli_cache_upload(clattn_ctx *ctx, const cli_cache *c, const clattn_shape *s, size_t dv,
                      uint64_t seed, cli_cache_data *d, clattn_options *dev, cl_mem b[4])
 {
@@ -34,7 +52,7 @@ int cli_cache_upload(clattn_ctx *ctx, const cli_cache *c, const clattn_shape *s,
     clattn_options ref = *dev;
     int rc = host[0] && host[1] && host[2] ? CLATTN_OK : CLATTN_ENOMEM;
     for (int i = 0; i < 3 && rc == CLATTN_OK; i++)
-        rc = clattn_random_fill(host[i], n[i], s->dtype, seed + (uint64_t)i);
+        rc = draw(ctx, host[i], n[i], s->dtype, (uint32_t)(seed + (uint64_t)i));
     if (rc == CLATTN_OK)
         rc = cli_cache_make(c, s, dv, host[0], host[1], host[2], dev->kv_lens, dev->q_lens, d,
                             &ref, dev);

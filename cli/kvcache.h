@@ -61,8 +61,8 @@ int cli_cache_make(const cli_cache *c, const clattn_shape *s, size_t dv, const v
 void cli_cache_free(cli_cache_data *d);
 
 /* A cache form's problem in fresh device buffers b (Q, K, V, O; V and O of
- * dv columns): Q, K and V drawn on the host (seeds seed, seed + 1, seed +
- * 2), made into form `c` by cli_cache_make (its arrays into d, its options
+ * dv columns): Q, K and V drawn on the device and read back
+ * (clattn_random_fill_cl, seeds seed, seed + 1, seed + 2), made into form `c` by cli_cache_make (its arrays into d, its options
  * into dev, which holds the call's other options first), uploaded; the
  * lengths are the shape's. 0, or a CLATTN_E* code with the buffers made so
  * far in b (NULL the rest) and *d needing cli_cache_free either way. */

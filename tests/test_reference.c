@@ -12,6 +12,7 @@
 
 #include "clattn/clattn.h"
 #include "clattn/device.h"
+#include "core/kv_type.h"
 
 static clattn_options opts_with(clattn_causal causal, float scale)
 {
@@ -145,6 +146,43 @@ static void test_bf16_conversion(void **state)
 
 /* Softcap on one query and two keys: scores 0 and 3 become 0 and
  * c tanh(3 / c), c = 2. */
+/* fp8 e4m3 against the nearest of the 254 finite codes by search: every
+ * code round-trips, ties (the midpoints) go to the even code, a float just
+ * either side of a midpoint goes to its own side, and 448 saturates. */
+static uint8_t fp8_by_search(float x)
+{
+    uint8_t best = 0;
+    for (int c = 0; c < 0x7f; c++) {
+        const float v = kv_fp8_to_float((uint8_t)c), b = kv_fp8_to_float(best);
+        const float dv = fabsf(fabsf(x) - v), db = fabsf(fabsf(x) - b);
+        if (dv < db || (dv == db && !(c & 1)))
+            best = (uint8_t)c;
+    }
+    return (uint8_t)(signbit(x) ? 0x80 | best : best);
+}
+
+static void test_fp8_conversion(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 256; c++)
+        if ((c & 0x7f) != 0x7f)
+            assert_int_equal(kv_float_to_fp8(kv_fp8_to_float((uint8_t)c)), c);
+    for (int c = 0; c < 0x7e; c++) {
+        const float lo = kv_fp8_to_float((uint8_t)c), hi = kv_fp8_to_float((uint8_t)(c + 1));
+        const float mid = 0.5f * (lo + hi);
+        const float probes[] = { mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), -mid };
+        for (size_t i = 0; i < 4; i++)
+            assert_int_equal(kv_float_to_fp8(probes[i]), fp8_by_search(probes[i]));
+    }
+    assert_int_equal(kv_float_to_fp8(448.0f), 0x7e);
+    assert_int_equal(kv_float_to_fp8(1e6f), 0x7e);
+    assert_int_equal(kv_float_to_fp8(-INFINITY), 0xfe);
+    assert_int_equal(kv_float_to_fp8(NAN), 0x7f);
+    assert_int_equal(kv_float_to_fp8(-0.0f), 0x80);
+    assert_int_equal(kv_float_to_fp8(0x1p-10f), 0x00); /* half of 2^-9: to even, zero */
+    assert_true(kv_fp8_to_float(0x01) == 0x1p-9f && kv_fp8_to_float(0x7e) == 448.0f);
+}
+
 static void test_softcap(void **state)
 {
     (void)state;
@@ -424,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_fp16_inputs),
         cmocka_unit_test(test_half_conversion),
         cmocka_unit_test(test_bf16_conversion),
+        cmocka_unit_test(test_fp8_conversion),
         cmocka_unit_test(test_softcap),
         cmocka_unit_test(test_variants_against_masks),
         cmocka_unit_test(test_sinks_as_a_key),
