@@ -365,9 +365,23 @@ static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
     return 2;
 }
 
-/* The heavy suite's --full: every case in both of the cpu kernel's
- * layouts; the default run takes one layout per case, in turn. */
+/* The heavy suite's --full: every case on every kernel, the cpu kernel in
+ * both its layouts, and on the naive path. The default run takes the cpu
+ * kernel (AUTO's choice on CPUs) on every case in one layout per case, in
+ * turn; the portable and tiled kernels by turns, and the naive path every
+ * other case, so that a cold first run builds half their variants. */
 static int full;
+
+static int left_to_full(clattn_fused_kernel kernel, unsigned turn)
+{
+    if (full)
+        return 0;
+    if (kernel == CLATTN_FUSED_PORTABLE)
+        return turn % 2;
+    if (kernel == CLATTN_FUSED_TILED)
+        return turn % 2 == 0;
+    return kernel == CLATTN_FUSED_AUTO && turn % 4 >= 2; /* AUTO: the naive path's turn */
+}
 
 /* The problem in form f on every fused kernel (the portable and cpu
  * kernels must take it), at the library's split and at 3 chunks; the
@@ -384,6 +398,8 @@ static void run_everywhere(const struct problem *p, const struct form *f)
     static const uint32_t splits[] = { 0, 3 };
     clattn_kernel_info k;
     for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++) {
+        if (left_to_full(k.id, turn))
+            continue;
         struct tiles t[2];
         const size_t n_tiles = tiles_of(k.id, t), first = full ? 0 : turn % n_tiles;
         for (size_t j = 2 * first; j < 2 * (full ? n_tiles : first + 1); j++) {
@@ -409,7 +425,9 @@ static void run_everywhere(const struct problem *p, const struct form *f)
     /* The naive path gathers pages and dequantizes into its contiguous
      * copies: it takes every case but a packed batch or bf16 storage. */
     struct device_run r;
-    if (run_form(p, f, CLATTN_FUSED_AUTO, (struct tiles){ 0, 0 }, 0, &r) == 0) {
+    if (left_to_full(CLATTN_FUSED_AUTO, turn)) {
+        /* the naive path's turn is another case's */
+    } else if (run_form(p, f, CLATTN_FUSED_AUTO, (struct tiles){ 0, 0 }, 0, &r) == 0) {
         check_run(p, f, &r, ref, ref_lse);
         free(r.o);
         free(r.lse);
