@@ -110,12 +110,11 @@ void json_figure(struct json *j, const char *key, clattn_figure f)
 
 void json_shape_fields(struct json *j, const clattn_shape *s)
 {
-    json_u64(j, "batch", s->batch);
-    json_u64(j, "heads", s->heads);
-    json_u64(j, "kv_heads", s->kv_heads);
-    json_u64(j, "q_len", s->q_len);
-    json_u64(j, "kv_len", s->kv_len);
-    json_u64(j, "head_dim", s->head_dim);
+    static const char *const names[] = { "batch", "heads", "kv_heads", "q_len", "kv_len",
+                                          "head_dim" };
+    const size_t dims[] = { s->batch, s->heads, s->kv_heads, s->q_len, s->kv_len, s->head_dim };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        json_u64(j, names[i], dims[i]);
 }
 
 void json_u32_list(struct json *j, const char *key, const uint32_t *v, size_t n)

@@ -5,8 +5,11 @@
  * must not hang), planted symlinks (a write must not follow them), a
  * directory other users can write or do not own (not used), corrupt and
  * impossible entries (ignored, and said so), implausible measurements
- * (refused), and two processes recording tiles at once (both kept). Each
- * test runs in a fresh $XDG_CACHE_HOME. Exits 77 without an OpenCL device.
+ * (refused), and two processes recording tiles at once (both kept); the
+ * built programs' binaries (a mark at the first build, the binary at the
+ * second, loaded at the third; a damaged, cut or foreign file rebuilt and
+ * replaced, never handed to the driver). Each test runs in a fresh
+ * $XDG_CACHE_HOME. Exits 77 without an OpenCL device.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -403,6 +407,112 @@ static void test_efficiencies(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* One attention on a fresh context, checked against the reference; its
+ * build seconds in *build. */
+static void check_on_fresh_context(double *build)
+{
+    clattn_close(&ctx);
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+    const clattn_shape s = { 1, 2, 2, 9, 21, 32, CLATTN_F32 };
+    clattn_options o;
+    clattn_default_options(&o);
+    o.path = CLATTN_PATH_FUSED;
+    o.fused_kernel = CLATTN_FUSED_PORTABLE;
+    clattn_check_result r;
+    assert_int_equal(clattn_check(ctx, &s, &o, 5, &r), CLATTN_OK);
+    assert_true(r.passed);
+    *build = r.info.build_seconds;
+    clattn_close(&ctx); /* the programs' binaries are kept at close */
+    assert_int_equal(clattn_open(&ctx, NULL), CLATTN_OK);
+}
+
+/* The programs folder's files: how many, how many hold a binary (more than
+ * their header line), and the path of the first that does. */
+static size_t kept_files(size_t *binaries, char *first, size_t cap)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/clattn/programs", home);
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    *binaries = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || stat(path, &st) != 0)
+            continue;
+        n++;
+        if (st.st_size > 96 && (*binaries)++ == 0)
+            snprintf(first, cap, "%s", path);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void overwrite_at(const char *path, long at, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, at, at < 0 ? SEEK_END : SEEK_SET), 0);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* A file's bytes, malloc'd, *n of them. */
+static char *contents(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = malloc(1 << 24);
+    assert_non_null(buf);
+    *n = fread(buf, 1, 1 << 24, f);
+    fclose(f);
+    return buf;
+}
+
+static void test_program_binaries_are_kept(void **state)
+{
+    (void)state;
+    double build;
+    char bin[512] = "", again[512];
+    size_t binaries;
+    check_on_fresh_context(&build);
+    const size_t files = kept_files(&binaries, bin, sizeof bin);
+    assert_true(files > 0);
+    assert_int_equal(binaries, 0); /* the first build leaves its mark only */
+    check_on_fresh_context(&build);
+    assert_int_equal(kept_files(&binaries, bin, sizeof bin), files);
+    assert_int_equal(binaries, files); /* built again: kept */
+    size_t size;
+    char *kept = contents(bin, &size);
+    check_on_fresh_context(&build); /* from the binaries: same files, same result */
+    assert_int_equal(kept_files(&binaries, again, sizeof again), files);
+    assert_int_equal(binaries, files);
+    /* A damaged byte in the binary, a file cut short, a header of another
+     * key: each is rebuilt from source (the result checked) and replaced by
+     * the same bytes as before. */
+    const char *what[] = { "damaged", "cut", "foreign" };
+    for (int i = 0; i < 3; i++) {
+        if (i == 0) {
+            const char flipped = (char)~kept[size - 7];
+            overwrite_at(bin, -7, &flipped, 1);
+        } else if (i == 1) {
+            assert_int_equal(truncate(bin, (off_t)size / 2), 0);
+        } else {
+            overwrite_at(bin, 15, kept[15] == '0' ? "1" : "0", 1); /* the key's first digit */
+        }
+        check_on_fresh_context(&build);
+        size_t now_size;
+        char *now = contents(bin, &now_size);
+        if (now_size != size || memcmp(now, kept, size))
+            fail_msg("%s binary: not replaced by the build's (%zu bytes, kept %zu)", what[i],
+                     now_size, size);
+        free(now);
+    }
+    free(kept);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--record-child"))
@@ -426,6 +536,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_stale_temporaries_are_swept, fresh_home,
                                         remove_home),
         cmocka_unit_test_setup_teardown(test_efficiencies, fresh_home, remove_home),
+        cmocka_unit_test_setup_teardown(test_program_binaries_are_kept, fresh_home, remove_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,8 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *prelude,
     if (rc < 0)
         return rc;
     cl_program prog = NULL;
+    struct program_origin origin;
+    memset(&origin, 0, sizeof origin);
     const double t0 = seconds_now();
     /* A ".ptx" file is a program binary made at build time (cl/ptxgen.py):
      * it has no build options. */
@@ -71,7 +73,7 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *prelude,
                                             &prog);
     else
         rc = program_build(ctx->context, ctx->device, ctx->dev.label, file, prelude, options,
-                           &prog);
+                           &prog, &origin);
     c->build_seconds += seconds_now() - t0;
     if (rc < 0)
         return ctx_note_failure(ctx, rc);
@@ -88,6 +90,7 @@ static int entry_get(clattn_ctx *ctx, const char *file, const char *prelude,
         return clattn_fail(CLATTN_ENOMEM, "program cache");
     }
     e->program = prog;
+    e->origin = origin;
     c->count++;
     *out = e;
     return CLATTN_OK;
@@ -147,6 +150,7 @@ void program_cache_release(struct program_cache *c)
         for (size_t k = 0; k < PROGRAM_KERNELS_MAX; k++)
             if (c->entries[i].kernels[k].kernel)
                 clReleaseKernel(c->entries[i].kernels[k].kernel);
+        program_keep(c->entries[i].program, c->entries[i].file, &c->entries[i].origin);
         clReleaseProgram(c->entries[i].program);
         free(c->entries[i].file);
         free(c->entries[i].prelude);

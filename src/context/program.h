@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "clattn/clattn.h"
+#include "device/build.h"
 
 #define PROGRAM_KERNELS_MAX 8
 
@@ -19,6 +20,7 @@ struct program_entry {
     char *prelude; /* source put before the file's ("" mostly: a caller's snippets) */
     char *options;
     cl_program program;
+    struct program_origin origin; /* kept on disk at release when built from source */
     struct {
         char name[48];
         cl_kernel kernel;
@@ -50,7 +52,8 @@ int kernel_get(clattn_ctx *ctx, const char *file, const char *options, const cha
 int kernel_get_with(clattn_ctx *ctx, const char *file, const char *prelude, const char *options,
                     const char *name, cl_kernel *out);
 
-/* Releases every program and kernel of the cache. */
+/* Releases every program and kernel of the cache, keeping the binaries
+ * of those built from source (program_keep). */
 void program_cache_release(struct program_cache *cache);
 
 #endif

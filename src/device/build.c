@@ -7,6 +7,7 @@
 
 #include "device/cl_error.h"
 #include "device/build.h"
+#include "device/identity.h"
 #include "device/kernel_source.h"
 
 /* Appends the build log to the error detail, so a user sees why. */
@@ -74,27 +75,48 @@ static void save_build_log(cl_program prog, cl_device_id device, const char *fil
 }
 
 int program_build(cl_context context, cl_device_id device, const char *label, const char *file,
-                  const char *prelude, const char *options, cl_program *out)
+                  const char *prelude, const char *options, cl_program *out,
+                  struct program_origin *origin)
 {
     char *body = NULL;
     int rc = clattn_kernel_source(file, &body);
     if (rc < 0)
         return rc;
+    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose).
+     * -w keeps the compiler's warnings off the process's stderr (PoCL's
+     * clang prints "N warnings generated." there for every build that has
+     * one: a loop it could not unroll as asked); where
+     * $CLATTN_BUILD_LOG_DIR asks for the build logs, they keep them, and
+     * every build is made from source so that each has its log. */
+    char all_options[1024];
+    const char *extra = getenv("CLATTN_BUILD_OPTIONS"), *logs = getenv("CLATTN_BUILD_LOG_DIR");
+    const int want_logs = logs && *logs;
+    snprintf(all_options, sizeof all_options, "%s%s %s", options, want_logs ? "" : " -w",
+             extra ? extra : "");
     const char *src[3] = { prelude ? prelude : "", "\n", body };
+    struct device_identity id;
+    memset(origin, 0, sizeof *origin);
+    origin->keyed = device_identity_read(device, &id) == 0;
+    if (origin->keyed) {
+        const char *parts[] = { file, src[0], body, all_options };
+        binary_key_make(&id, parts, 4, &origin->key);
+    } else {
+        clattn_clear_error();
+    }
+    if (origin->keyed && !want_logs) {
+        const int loaded = binary_cache_load(context, device, file, &origin->key, all_options, out);
+        if (loaded == 0) {
+            free(body);
+            return CLATTN_OK;
+        }
+        origin->seen = loaded == 1;
+    }
+    origin->from_source = 1;
     cl_int err;
     cl_program prog = clCreateProgramWithSource(context, 3, src, NULL, &err);
     free(body);
     if (err != CL_SUCCESS)
         return clattn_fail_cl(err, "clCreateProgramWithSource");
-    /* $CLATTN_BUILD_OPTIONS adds options to every build (e.g. -cl-nv-verbose).
-     * -w keeps the compiler's warnings off the process's stderr (PoCL's
-     * clang prints "N warnings generated." there for every build that has
-     * one: a loop it could not unroll as asked); where
-     * $CLATTN_BUILD_LOG_DIR asks for the build logs, they keep them. */
-    char all_options[1024];
-    const char *extra = getenv("CLATTN_BUILD_OPTIONS"), *logs = getenv("CLATTN_BUILD_LOG_DIR");
-    snprintf(all_options, sizeof all_options, "%s%s %s", options, logs && *logs ? "" : " -w",
-             extra ? extra : "");
     err = clBuildProgram(prog, 1, &device, all_options, NULL, NULL);
     save_build_log(prog, device, file, all_options);
     if (err != CL_SUCCESS) {
@@ -109,6 +131,12 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
     }
     *out = prog;
     return CLATTN_OK;
+}
+
+void program_keep(cl_program prog, const char *file, const struct program_origin *origin)
+{
+    if (origin->keyed && origin->from_source)
+        binary_cache_store(prog, file, &origin->key, origin->seen);
 }
 
 

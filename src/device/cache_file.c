@@ -107,7 +107,7 @@ int cache_path(const char *prefix, const struct device_identity *id, char *path,
 }
 
 /* Reads an open regular file of known size whole. */
-static int read_fd(int fd, const char *path, size_t size, char **text)
+static int read_fd(int fd, const char *path, size_t size, char **text, size_t *len)
 {
     char *buf = malloc(size + 1);
     if (!buf)
@@ -123,10 +123,11 @@ static int read_fd(int fd, const char *path, size_t size, char **text)
     }
     buf[got] = '\0';
     *text = buf;
+    *len = got;
     return 0;
 }
 
-int cache_read(const char *path, char **text)
+int cache_read_bytes(const char *path, size_t max_bytes, char **data, size_t *len)
 {
     char dir[4096];
     int rc = parent_of(path, dir, sizeof dir);
@@ -141,13 +142,19 @@ int cache_read(const char *path, char **text)
         rc = clattn_fail(CLATTN_EIO, "%s: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
         rc = clattn_fail(CLATTN_EFORMAT, "%s is not a regular file: not read", path);
-    else if ((uint64_t)st.st_size > CACHE_FILE_MAX_BYTES)
-        rc = clattn_fail(CLATTN_EFORMAT, "%s holds %lld bytes, more than a cache file's %zu: "
-                         "not read", path, (long long)st.st_size, CACHE_FILE_MAX_BYTES);
+    else if ((uint64_t)st.st_size > max_bytes)
+        rc = clattn_fail(CLATTN_EFORMAT, "%s holds %lld bytes, more than the %zu of its kind: "
+                         "not read", path, (long long)st.st_size, max_bytes);
     else
-        rc = read_fd(fd, path, (size_t)st.st_size, text);
+        rc = read_fd(fd, path, (size_t)st.st_size, data, len);
     close(fd);
     return rc;
+}
+
+int cache_read(const char *path, char **text)
+{
+    size_t len;
+    return cache_read_bytes(path, CACHE_FILE_MAX_BYTES, text, &len);
 }
 
 /* The directory of `path`, created if needed and checked. */
@@ -160,16 +167,14 @@ static int prepare_dir(const char *path)
     return 0;
 }
 
-static int write_whole(int fd, const char *text)
+static int write_whole(int fd, const void *data, size_t len)
 {
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, text + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        done += (size_t)n;
+    for (size_t done = 0; done < len;) {
+        const ssize_t n = write(fd, (const char *)data + done, len - done);
+        if (n > 0)
+            done += (size_t)n;
+        else if (n == 0 || errno != EINTR)
+            return -1; /* interrupted before writing anything: again */
     }
     return fsync(fd);
 }
@@ -209,7 +214,7 @@ static void sweep_stale_temporaries(const char *path)
     closedir(d);
 }
 
-int cache_write(const char *path, const char *text)
+int cache_write_bytes(const char *path, const void *data, size_t len)
 {
     char tmp[4200];
     int rc = prepare_dir(path);
@@ -222,7 +227,7 @@ int cache_write(const char *path, const char *text)
     int fd = mkstemp(tmp);
     if (fd < 0)
         return clattn_fail(CLATTN_EIO, "create a temporary for %s: %s", path, strerror(errno));
-    int failed = write_whole(fd, text) != 0;
+    int failed = write_whole(fd, data, len) != 0;
     failed |= close(fd) != 0;
     if (failed || rename(tmp, path) != 0) {
         rc = clattn_fail(CLATTN_EIO, "write %s: %s", path, strerror(errno));
@@ -230,6 +235,11 @@ int cache_write(const char *path, const char *text)
         return rc;
     }
     return 0;
+}
+
+int cache_write(const char *path, const char *text)
+{
+    return cache_write_bytes(path, text, strlen(text));
 }
 
 int cache_update(const char *path, cache_merge_fn merge, void *user)

@@ -31,10 +31,17 @@ int cache_path(const char *prefix, const struct device_identity *id, char *path,
  * directory is not safe (see above). The detail names the file. */
 int cache_read(const char *path, char **text);
 
+/* cache_read for a file of any bytes up to max_bytes: *data (NUL-terminated
+ * past its *len bytes) malloc'd. */
+int cache_read_bytes(const char *path, size_t max_bytes, char **data, size_t *len);
+
 /* Writes `text` to `path` whole or not at all, creating the directory; the
  * temporaries of this path that a killed writer left behind (older than a
  * minute) are removed on the way. */
 int cache_write(const char *path, const char *text);
+
+/* cache_write of `len` bytes. */
+int cache_write_bytes(const char *path, const void *data, size_t len);
 
 /* Rewrites `path` under an exclusive lock (flock on "<path>.lock"), so that
  * two processes updating it at once both keep their changes: `merge` gets

@@ -70,8 +70,9 @@ static int probe_fp16(cl_device_id dev, cl_platform_id platform, const char *lab
     if (err != CL_SUCCESS)
         return -1;
     cl_program program = NULL;
-    int rc = program_build(context, dev, label, "measure/measure.cl", NULL, "-DMEASURE_FP16=1 -DFMA_TYPE=half2",
-                           &program);
+    struct program_origin origin; /* not kept: the probe never runs it */
+    int rc = program_build(context, dev, label, "measure/measure.cl", NULL,
+                           "-DMEASURE_FP16=1 -DFMA_TYPE=half2", &program, &origin);
     if (program)
         clReleaseProgram(program);
     clReleaseContext(context);
