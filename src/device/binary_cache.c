@@ -75,6 +75,13 @@ static int header_of(const struct binary_key *key, const unsigned char *bin, siz
                     (unsigned long long)checksum(bin, len));
 }
 
+/* "clattn mark <key> <builds>\n". */
+static int mark_of(const struct binary_key *key, unsigned builds, char *out)
+{
+    return snprintf(out, HEADER_MAX, "clattn mark %016llx%016llx %u\n",
+                    (unsigned long long)key->h[0], (unsigned long long)key->h[1], builds);
+}
+
 int binary_cache_load(cl_context context, cl_device_id device, const char *file,
                       const struct binary_key *key, const char *options, cl_program *out)
 {
@@ -87,12 +94,18 @@ int binary_cache_load(cl_context context, cl_device_id device, const char *file,
     }
     /* The header names this key, the length that follows and its checksum:
      * a file cut short, damaged or written for another key is not handed to
-     * the driver. A length of 0 is the mark of one earlier build. */
+     * the driver (and counts as built often enough to be replaced). A mark
+     * names the key and how many builds it has seen. */
     const char *nl = memchr(data, '\n', len < HEADER_MAX ? len : HEADER_MAX);
     char expect[HEADER_MAX];
     const size_t head = nl ? (size_t)(nl - data) + 1 : 0;
-    int rc = 1;
-    if (head && len > head &&
+    int rc = BINARY_CACHE_KEEP_AT - 1;
+    const int mark = mark_of(key, 0, expect) - 2; /* "clattn mark <key> " */
+    unsigned builds = 0;
+    if (head && len >= (size_t)mark && !memcmp(data, expect, (size_t)mark) &&
+        sscanf(data + mark, "%u", &builds) == 1 && builds > 0 && builds < BINARY_CACHE_KEEP_AT)
+        rc = (int)builds;
+    else if (head && len > head &&
         header_of(key, (const unsigned char *)data + head, len - head, expect) == (int)head &&
         !memcmp(data, expect, head)) {
         const unsigned char *bin = (const unsigned char *)data + head;
@@ -164,15 +177,15 @@ static void trim(const char *path)
 }
 
 void binary_cache_store(cl_program prog, const char *file, const struct binary_key *key,
-                        int seen)
+                        int builds)
 {
     char path[4400], header[HEADER_MAX];
     size_t size = 0;
     if (binary_path(file, key, path, sizeof path))
         return;
-    if (!seen) {
-        /* The first build leaves only its mark. */
-        if (cache_write_bytes(path, header, (size_t)header_of(key, NULL, 0, header)) == 0)
+    if (builds + 1 < BINARY_CACHE_KEEP_AT) {
+        /* The builds before the one that keeps the binary leave a mark. */
+        if (cache_write_bytes(path, header, (size_t)mark_of(key, (unsigned)builds + 1, header)) == 0)
             trim(path);
         clattn_clear_error();
         return;

@@ -13,10 +13,12 @@
  * the key and gives the binary's length and checksum, then the binary; one that does not
  * match, or that the driver refuses, is rebuilt from source and replaced.
  *
- * A binary is kept at a variant's second build from source; the first
- * leaves a mark (a header of length 0). Where the driver makes a binary by
- * compiling once more (PoCL: as long as the build itself), a variant one
- * process builds once costs no second compile; one built again is kept.
+ * A binary is kept at a variant's BINARY_CACHE_KEEP_AT-th build from
+ * source; the builds before it leave a mark that counts them. Where the
+ * driver makes a binary by compiling once more (PoCL: as long as the build
+ * itself), keeping one costs a build, which a variant that a few processes
+ * build once each (a test suite's) never earns back; one built again and
+ * again is kept.
  * The folder keeps the BINARY_CACHE_MAX_FILES most recently used. */
 #ifndef CLATTN_SRC_DEVICE_BINARY_CACHE_H
 #define CLATTN_SRC_DEVICE_BINARY_CACHE_H
@@ -27,6 +29,7 @@
 #include "device/identity.h"
 
 #define BINARY_CACHE_MAX_FILES 1024
+#define BINARY_CACHE_KEEP_AT 3
 /* The largest binary kept or read: PoCL's are ~100 KiB, NVIDIA's PTX text
  * up to a few MiB. */
 #define BINARY_CACHE_MAX_BYTES ((size_t)64 << 20)
@@ -41,16 +44,18 @@ void binary_key_make(const struct device_identity *id, const char *const *parts,
                      struct binary_key *key);
 
 /* The program of `key` built from its cached binary with `options` (which
- * NVIDIA applies when it compiles PTX to the device's code): 0 and *out; 1
- * when there is only the mark of an earlier build or a file not usable; -1
- * when there is nothing. No error is left set. */
+ * NVIDIA applies when it compiles PTX to the device's code): 0 and *out;
+ * else how many builds from source came before (a mark's count;
+ * BINARY_CACHE_KEEP_AT - 1 for a file not usable), or -1 when there is
+ * nothing. No error is left set. */
 int binary_cache_load(cl_context context, cl_device_id device, const char *file,
                       const struct binary_key *key, const char *options, cl_program *out);
 
-/* After a build from source under `key`: its binary where load said 1
- * (`seen`), else the mark. Best effort: a cache that cannot be written is
- * left alone and no error is left set. */
+/* After a build from source under `key`, the `builds`-th before it (what
+ * load said, 0 for nothing): its binary at the BINARY_CACHE_KEEP_AT-th,
+ * else the mark. Best effort: a cache that cannot be written is left alone
+ * and no error is left set. */
 void binary_cache_store(cl_program prog, const char *file, const struct binary_key *key,
-                        int seen);
+                        int builds);
 
 #endif

@@ -109,7 +109,7 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
             free(body);
             return CLATTN_OK;
         }
-        origin->seen = loaded == 1;
+        origin->builds = loaded > 0 ? loaded : 0;
     }
     origin->from_source = 1;
     cl_int err;
@@ -136,7 +136,7 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
 void program_keep(cl_program prog, const char *file, const struct program_origin *origin)
 {
     if (origin->keyed && origin->from_source)
-        binary_cache_store(prog, file, &origin->key, origin->seen);
+        binary_cache_store(prog, file, &origin->key, origin->builds);
 }
 
 

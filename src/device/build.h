@@ -15,7 +15,7 @@
 struct program_origin {
     int keyed;       /* the device identity could be read: key is set */
     int from_source; /* built from source, not from a kept binary */
-    int seen;        /* built from source before: its binary is to be kept */
+    int builds;      /* builds from source before this one (binary_cache.h) */
     struct binary_key key;
 };
 
@@ -29,7 +29,7 @@ int program_build(cl_context context, cl_device_id device, const char *label, co
                   struct program_origin *origin);
 
 /* After a program program_build made from source has served: keeps its
- * binary when it was built before, else the mark of this build
+ * binary when it has been built often enough, else the mark of this build
  * (binary_cache.h). Best effort. */
 void program_keep(cl_program prog, const char *file, const struct program_origin *origin);
 
