@@ -385,7 +385,7 @@ static void test_snippets(void **state)
     clattn_options snip = p.o;
     snip.softcap = 0;
     snip.score_mod = "float clattn_score_mod(float s, uint b, uint h, uint q, uint k)\n"
-                     "{ return 1.5f * tanh(s / 1.5f); }";
+                     "{ return 1.5f * clattn_tanh(s * (1.0f / 1.5f)); }";
     same_as_snippet(&p, snip, "softcap as score_mod");
     /* A window as mask_mod: the same keys, but the built-in window skips the
      * blocks before its keys and mask_mod walks them all, so the online
