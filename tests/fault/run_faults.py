@@ -156,6 +156,13 @@ class Run:
         self.log_path = os.path.join(workdir, 'calls.log')
         self.leaks_path = os.path.join(workdir, 'leaks.txt')
         full_env = dict(env, CL_FAULT_LOG=self.log_path, CL_FAULT_LEAKS=self.leaks_path)
+        # A cache folder of the run's own: with the library's kept program
+        # binaries shared, the calls a run makes would depend on the runs
+        # before it (a kept binary loaded, or a refused one rebuilt from
+        # source; test_cache checks those). PoCL keeps its kernel cache.
+        home = env.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+        full_env.setdefault('POCL_CACHE_DIR', os.path.join(home, 'pocl', 'kcache'))
+        full_env['XDG_CACHE_HOME'] = workdir.rstrip('/') + '.cache'  # beside it: not a stray file
         self.hung = False
         try:
             p = subprocess.run(argv, env=full_env, cwd=workdir, capture_output=True,
