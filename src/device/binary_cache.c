@@ -10,19 +10,11 @@
 
 #include "clattn/version.h"
 #include "core/error.h"
+#include "core/fnv1a.h"
 #include "device/binary_cache.h"
 #include "device/cache_file.h"
 
 #define HEADER_MAX 96
-
-/* FNV-1a, 64 bits, over one string and its terminating NUL. */
-static uint64_t fnv1a(uint64_t h, const char *s)
-{
-    do
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    while (*s++);
-    return h;
-}
 
 void binary_key_make(const struct device_identity *id, const char *const *parts, size_t n,
                      struct binary_key *key)
@@ -33,11 +25,12 @@ void binary_key_make(const struct device_identity *id, const char *const *parts,
     const char *head[] = { version, id->device_name, id->driver_version, id->platform_version };
     /* Two independent hashes (different offset bases): 128 bits between
      * the tens of thousands of variants a folder can see. */
-    uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-    for (size_t i = 0; i < 4; i++)
-        a = fnv1a(a, head[i]), b = fnv1a(b, head[i]);
-    for (size_t i = 0; i < n; i++)
-        a = fnv1a(a, parts[i] ? parts[i] : ""), b = fnv1a(b, parts[i] ? parts[i] : "");
+    uint64_t a = FNV1A_OFFSET, b = 0x84222325cbf29ce4ull;
+    for (size_t i = 0; i < 4 + n; i++) {
+        const char *s = i < 4 ? head[i] : parts[i - 4] ? parts[i - 4] : "";
+        const size_t len = strlen(s) + 1; /* the NUL ends each part */
+        a = fnv1a(a, s, len), b = fnv1a(b, s, len);
+    }
     key->h[0] = a;
     key->h[1] = b;
 }
@@ -57,22 +50,13 @@ static int binary_path(const char *file, const struct binary_key *key, char *pat
     return len < 0 || (size_t)len >= cap ? -1 : 0;
 }
 
-/* FNV-1a, 64 bits, over n bytes. */
-static uint64_t checksum(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* "clattn program <key> <length> <checksum of the binary>\n". */
 static int header_of(const struct binary_key *key, const unsigned char *bin, size_t len,
                      char *out)
 {
     return snprintf(out, HEADER_MAX, "clattn program %016llx%016llx %zu %016llx\n",
                     (unsigned long long)key->h[0], (unsigned long long)key->h[1], len,
-                    (unsigned long long)checksum(bin, len));
+                    (unsigned long long)fnv1a(FNV1A_OFFSET, bin, len));
 }
 
 /* "clattn mark <key> <builds>\n". */

@@ -4,6 +4,7 @@
 
 #include "device/cl_error.h"
 #include "device/cl_info.h"
+#include "core/fnv1a.h"
 #include "device/identity.h"
 
 /* Keeps a string to one line, as the key=value files need. */
@@ -37,11 +38,8 @@ int device_identity_read(cl_device_id dev, struct device_identity *out)
 uint64_t device_identity_hash(const struct device_identity *id)
 {
     const char *parts[] = { id->device_name, id->driver_version, id->platform_version };
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < 3; i++) {
-        for (const char *s = parts[i]; *s; s++)
-            h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-        h = (h ^ '\n') * 0x100000001b3ull;
-    }
+    uint64_t h = FNV1A_OFFSET;
+    for (size_t i = 0; i < 3; i++)
+        h = fnv1a(fnv1a(h, parts[i], strlen(parts[i])), "\n", 1);
     return h;
 }
