@@ -335,6 +335,76 @@ static void test_combined(void **state)
     problem_free(&p);
 }
 
+/* The tensor-core kernels' shapes (d = 64, 128, 256; fp16 and bf16), which
+ * the cases above, sized for CPU devices, mostly do not reach: each
+ * variant alone and together on nv-wgmma and nv-mma, with GQA, two row
+ * tiles (140 packed rows), partial key blocks, per-sequence lengths, both
+ * alignments, one chunk and three, and the LSE. A device without those
+ * kernels (every CPU) skips it. */
+static void test_tensor_core_shapes(void **state)
+{
+    (void)state;
+    static const clattn_fused_kernel kernels[] = { CLATTN_FUSED_NV_WGMMA, CLATTN_FUSED_NV_MMA };
+    enum { SOFTCAP, ALIBI, ALIBI_SEQ, WINDOW, SINKS, MASK_F32, MASK_F16, MASK_BF16, MASK_BOOL,
+           TOGETHER, PLAIN, CASES };
+    static const char *names[CASES] = { "softcap", "ALiBi", "ALiBi per sequence", "window",
+                                        "sinks", "fp32 mask", "fp16 mask per head",
+                                        "bf16 mask", "boolean mask", "all together", "plain" };
+    size_t ran = 0;
+    for (int c = 0; c < CASES; c++) {
+        const size_t d = c % 3 == 0 ? 128 : c % 3 == 1 ? 64 : 256;
+        const clattn_dtype dt = c % 2 ? CLATTN_BF16 : CLATTN_F16;
+        struct problem p;
+        const size_t nq = 70, nk = 300;
+        problem_init(&p, 2, 4, 2, nq, nk, d, d, dt, causals[c % 3], 100 + (uint64_t)c);
+        p.kv_lens[0] = 300, p.kv_lens[1] = c == SINKS ? 0 : 171;
+        p.o.kv_lens = c % 4 == 1 || c == SINKS || c == TOGETHER ? p.kv_lens : NULL;
+        if (c == SOFTCAP)
+            p.o.softcap = 1.5f;
+        if (c == ALIBI || c == ALIBI_SEQ) {
+            p.o.alibi_slopes = p.slopes;
+            p.o.alibi_per_sequence = c == ALIBI_SEQ;
+        }
+        if (c == WINDOW)
+            p.o.window_left = 50, p.o.window_right = 10;
+        if (c == SINKS)
+            p.o.sinks = p.sinks;
+        if (c >= MASK_F32 && c <= MASK_BOOL) {
+            const size_t mh = c == MASK_F16 ? 4 : 1, n = 2 * mh * nq * nk;
+            const clattn_dtype mdt = c == MASK_F16 ? CLATTN_F16 : c == MASK_BF16 ? CLATTN_BF16
+                                                                                 : CLATTN_F32;
+            p.mask = malloc(n * 4);
+            assert_non_null(p.mask);
+            for (size_t i = 0; i < n; i++) {
+                float x = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+                if ((i * 7919) % 5 == 0 || (i / nk) % nq == 3) /* row 3: all hidden */
+                    x = -INFINITY;
+                if (c == MASK_BOOL)
+                    ((uint8_t *)p.mask)[i] = x != -INFINITY;
+                else if (mdt == CLATTN_F32)
+                    ((float *)p.mask)[i] = x;
+                else
+                    ((uint16_t *)p.mask)[i] = mdt == CLATTN_F16 ? clattn_f32_to_f16(x)
+                                                                : clattn_f32_to_bf16(x);
+            }
+            p.o.mask = (clattn_mask){ c == MASK_BOOL ? CLATTN_MASK_BOOL : CLATTN_MASK_ADD, mdt, 2,
+                                      mh, { 0, 0, 0, 0 }, p.mask };
+        }
+        if (c == TOGETHER)
+            set_variants_together(&p, 64, 129);
+        for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+            for (uint32_t splits = 1; splits <= 3; splits += 2) {
+                char what[96];
+                snprintf(what, sizeof what, "%s, d = %zu, %s, causal %d", names[c], d,
+                         dt == CLATTN_BF16 ? "bf16" : "fp16", c % 3);
+                ran += !run_case(&p, CLATTN_PATH_FUSED, kernels[k], splits, what);
+            }
+        problem_free(&p);
+    }
+    if (!ran)
+        skip(); /* neither kernel runs on this device */
+}
+
 /* The element i of an output of `dt` as raw bits (for bit-for-bit tests). */
 static uint32_t bits(const void *out, size_t i, clattn_dtype dt)
 {
@@ -422,6 +492,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_masks),    cmocka_unit_test(test_alibi),
         cmocka_unit_test(test_softcap),  cmocka_unit_test(test_snippets),
         cmocka_unit_test(test_bf16_and_dv), cmocka_unit_test(test_sinks),
+        cmocka_unit_test(test_tensor_core_shapes),
     };
     return device_suite_main_parts(&ctx, "test_variants", "test_variants [--full] [--part K/N]",
                                    all, sizeof all / sizeof all[0], argc, argv);

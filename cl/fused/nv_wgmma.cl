@@ -6,8 +6,16 @@
  * per-sequence lengths, causal both ways, split-KV, the LSE). It is built
  * at build time by cl/ptxgen.py (clang + libclc; NVIDIA's OpenCL compiler
  * cannot emit wgmma), one PTX per head dimension (-DD=64, 128, 256), so the
- * call's variant comes as arguments: `group` (H / Hkv) and `flags`
- * (FUSED_F_*), after the shared list.
+ * call's variant comes as arguments: `group` (H / Hkv), `flags`
+ * (FUSED_F_*) and the additive mask's storage, after the shared list.
+ *
+ * Builds per head dimension (cl/meson.build): fp16 or bf16 storage
+ * (-DDTYPE_BF16: wgmma's bf16 form), and with -DWG_SCORE=1 the variants
+ * that change scores one at a time (softcap, ALiBi, an additive or boolean
+ * mask), whose loop over the key blocks is specialised for softcap alone
+ * and ALiBi alone, the rest taking the bits at run time. Every build takes
+ * the key ranges (causal, windows, lengths), sinks, the split and the LSE:
+ * a window costs one comparison a block, a sink one term a row.
  *
  * A work-group is three warpgroups of 128 work-items. The last (the
  * producer, 40 registers after setmaxnreg; 24 at d = 64) copies each BN-key block of K
@@ -46,7 +54,15 @@
 #define FUSED_RUNTIME_VARIANT
 #include "fused_grid.clh"
 #include "fused_finish.clh"
+#define CLATTN_NV_TANH 1 /* softcap's tanh: the hardware's tanh.approx (snippet.clh) */
+#include "fused_score.clh"
 #include "nv_wgmma_geometry.h"
+
+#ifndef WG_SCORE
+#define WG_SCORE 0
+#endif
+/* The bits applied one score at a time (the score build's). */
+#define WG_PER_SCORE (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK | FUSED_F_MASK_BOOL)
 
 #if !defined(D) || (D != 64 && D != 128 && D != 256)
 #error "build with -DD=64, 128 or 256"
@@ -193,28 +209,153 @@ static inline __attribute__((always_inline)) void issue_pv(float *acc, const uin
     wgmma_commit();
 }
 
+/* The score build's loops, one per kind of per-score work: a constant in
+ * each of consume_blocks' copies, so that a loop holds only its own. */
+#define WG_PLAIN 0u
+#define WG_SOFTCAP 1u   /* softcap alone */
+#define WG_ALIBI 2u     /* ALiBi alone */
+#define WG_MASK_F32 3u  /* an additive mask alone, by storage */
+#define WG_MASK_F16 4u
+#define WG_MASK_BF16 5u
+#define WG_MASK_BOOL 6u /* a boolean mask alone */
+#define WG_GENERIC 7u   /* any mix: the bits read at run time */
+#define WG_IS_MASK(lk) ((lk) >= WG_MASK_F32 && (lk) <= WG_MASK_BOOL)
+
+/* This work-item's mask values of one block (keys from kb), read while
+ * the block's Q K^T runs, in as few registers as they fit (the consumers
+ * hold S and O already): for score i of the fragment, an fp32 mask's bits
+ * in mw[i], a 16-bit mask's in the half i % 2 of mw[i / 2], a boolean's
+ * bit i % 32 of mw[h] (row h's scores). Only keys inside a row's range are
+ * read: a key past its end reads the row's last key instead (a clamped
+ * index, where a predicate a load made the loop spill), and a row that sees
+ * no key reads element 0; the range's masking hides those scores. */
+static inline __attribute__((always_inline)) void wg_load_mask(
+    uint *mw, __global const uint *mask, const struct fused_row_variants *rv, const uint *end,
+    uint kb, uint lane, const uint lk)
+{
+    const uint c0 = kb + 2 * (lane % 4);
+    const uint esz = lk == WG_MASK_F32 ? 4u : lk == WG_MASK_BOOL ? 1u : 2u;
+    if (lk == WG_MASK_BOOL)
+        mw[0] = mw[1] = 0u;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int sees = end[h] > c0;
+        const uint last = sees ? end[h] - 1 - c0 : 0u; /* the last key to read, from c0 */
+        __global const uchar *base =
+            (__global const uchar *)mask + (sees ? (rv[h].mask_row + c0) * esz : 0);
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int i = 4 * j + 2 * h; /* scores i, i + 1: keys c0 + 8 j + {0, 1} */
+            const uint x0 = min((uint)(8 * j), last), x1 = min((uint)(8 * j + 1), last);
+            if (lk == WG_MASK_F32) {
+                mw[i] = ((__global const uint *)base)[x0];
+                mw[i + 1] = ((__global const uint *)base)[x1];
+            } else if (lk == WG_MASK_BOOL) {
+                mw[h] |= (base[x0] ? 0u : 1u) << (2 * j) | (base[x1] ? 0u : 1u) << (2 * j + 1);
+            } else {
+                __global const ushort *p = (__global const ushort *)base;
+                mw[i / 2] = (uint)p[x0] | (uint)p[x1] << 16;
+            }
+        }
+    }
+}
+
+/* Score i's mask value from wg_load_mask's registers, as an additive float
+ * (a boolean mask's hidden key: -inf). */
+static inline float wg_mask_value(const uint *mw, int i, const uint lk)
+{
+    if (lk == WG_MASK_F32)
+        return as_float(mw[i]);
+    if (lk == WG_MASK_BOOL) { /* i = 4 j + 2 h + c: row h, bit 2 j + c */
+        const int h = (i / 2) % 2, bit = 2 * (i / 4) + i % 2;
+        return (mw[h] >> bit) & 1u ? -INFINITY : 0.0f;
+    }
+    const uint w = i % 2 ? mw[i / 2] >> 16 : mw[i / 2] & 0xffffu;
+    if (lk == WG_MASK_BF16)
+        return as_float(w << 16);
+    float f;
+    asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.f32.f16 %0, x;\n}\n" : "=f"(f) : "r"(w));
+    return f;
+}
+
+/* The per-score variants of loop kind `lk` on one block's raw scores s
+ * (keys from kb), in raw units: softcap leaves tanh(s scale / softcap)
+ * (its loop's exponent scale is softcap log2 e), ALiBi adds -slope / scale
+ * |distance|, a mask its value / scale (mw: wg_load_mask's). Any mix (WG_GENERIC) goes
+ * through fused_score.clh's order and arithmetic, as every kernel's. A
+ * mask is read only inside a row's range; the range's masking follows. */
+static inline __attribute__((always_inline)) void score_variants(
+    float *s, const uint *mw, const uint *end, uint kb, uint lane, const uint lk, uint sf,
+    const struct fused_row_variants *rv, const struct fused_variants *fv)
+{
+    const uint c0 = kb + 2 * (lane % 4);
+    if (lk == WG_SOFTCAP) {
+        const float in = fv->scale * (1.0f / fv->softcap);
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            s[i] = clattn_tanh(s[i] * in);
+        return;
+    }
+    if (WG_IS_MASK(lk)) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++)
+            s[i] = fma(wg_mask_value(mw, i, lk), fv->inv_scale, s[i]);
+        return;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        /* ALiBi's distance to this work-item's first key of the block: one
+         * conversion a row, then a constant less a score. */
+        const float dist0 = (float)((int)rv[h].i + rv[h].align_off - (int)c0);
+        const float slope = -rv[h].slope * fv->inv_scale;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                float *x = &s[4 * j + 2 * h + c];
+                if (lk == WG_ALIBI) {
+                    *x = fma(slope, fabs(dist0 - (float)(8 * j + c)), *x);
+                    continue;
+                }
+                /* A key past the row's end reads the mask at its last key
+                 * (a clamp: a predicate a score spills), one of a row that
+                 * sees none at key 0 (its mask_row is 0 past the tensor). */
+                const uint col = min(c0 + 8 * j + c, max(end[h], 1u) - 1);
+                int hidden = 0;
+                const float v = fused_variant_score_at(*x * fv->scale, col,
+                                                       dist0 - (float)(8 * j + c), &rv[h], sf,
+                                                       fv->softcap, fv->mask, &hidden);
+                *x = hidden ? -INFINITY : v * fv->inv_scale;
+            }
+    }
+}
+
 /* The online softmax of one block's scores s (this work-item's rows a and
- * b = a + 8, whose visible keys end at end[0], end[1]; the block's keys
+ * b = a + 8, whose visible keys are [begin[h], end[h]); the block's keys
  * start at kb), O's rescale, and P packed as wgmma A fragments. m: running
  * max of the scaled scores (base 2); l: this work-item's part of the row
- * sums. */
-static inline __attribute__((always_inline)) void softmax_block(float *s, float *acc, float *m,
-                                                                float *l, uint *pa,
-                                                                const uint *end, uint kb,
-                                                                uint lane, float scale_log2)
+ * sums. lk: the loop's kind of per-score work (WG_PLAIN in the plain
+ * builds), sf its bits, mw a mask's values (wg_load_mask). */
+static inline __attribute__((always_inline)) void softmax_block(
+    float *s, float *acc, float *m, float *l, uint *pa, const uint *begin, const uint *end,
+    uint kb, uint lane, float scale_log2, const uint lk, uint sf, const uint *mw,
+    const struct fused_row_variants *rv, const struct fused_variants *fv)
 {
-    if (kb + BN > min(end[0], end[1])) { /* the block crosses a row's end */
+    if (lk != WG_PLAIN)
+        score_variants(s, mw, end, kb, lane, lk, sf, rv, fv);
+    /* The block crosses a row's end or a window's start. */
+    if (kb + BN > min(end[0], end[1]) || kb < max(begin[0], begin[1])) {
         const uint c0 = kb + 2 * (lane % 4);
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
             const uint c = c0 + 8 * j;
-            if (c >= end[0])
+            if (c >= end[0] || c < begin[0])
                 s[4 * j] = -INFINITY;
-            if (c + 1 >= end[0])
+            if (c + 1 >= end[0] || c + 1 < begin[0])
                 s[4 * j + 1] = -INFINITY;
-            if (c >= end[1])
+            if (c >= end[1] || c < begin[1])
                 s[4 * j + 2] = -INFINITY;
-            if (c + 1 >= end[1])
+            if (c + 1 >= end[1] || c + 1 < begin[1])
                 s[4 * j + 3] = -INFINITY;
         }
     }
@@ -254,15 +395,17 @@ static inline __attribute__((always_inline)) void softmax_block(float *s, float 
      * order of the A fragment. */
 #pragma unroll
     for (int i = 0; i < BN / 4; i++)
-        pa[i] = pack_half2(s[2 * i], s[2 * i + 1]);
+        pa[i] = pack_t2(s[2 * i], s[2 * i + 1]);
 }
 
-/* Finishes row `row` of this work-item (h: 0 for row a, 1 for b): the
- * workspace with a split, else O = acc / l and the LSE. Rows past the
- * sequence's (inside the tensor) get zeros. */
+/* Finishes row `row` of this work-item (h: 0 for row a, 1 for b), whose
+ * visible keys are [begin, end): the workspace with a split, else O = acc
+ * / (l + the sink's term) and the LSE. Rows past the sequence's (inside
+ * the tensor) get zeros. */
 static inline __attribute__((always_inline)) void store_row(
-    const float *acc, int h, float m, float l_part, uint row, uint end, uint lane,
-    const struct fused_place *at, uint flags, __global uint *o, __global float *lse,
+    const float *acc, int h, float m, float l_part, uint row, uint begin, uint end, uint lane,
+    const struct fused_place *at, uint flags, __global const float *sinks, __global uint *o,
+    __global float *lse,
     __global float *part_o, __global float *part_ml, ulong o_off, ulong o_sb, ulong o_sh,
     ulong o_st, uint batch, uint heads, uint n_q)
 {
@@ -286,19 +429,55 @@ static inline __attribute__((always_inline)) void store_row(
         }
         return;
     }
-    const int sees_key = end > 0;
-    const float inv = live ? fused_row_scale(l, m, sees_key) : 0.0f;
+    /* A row sees a key when its range holds one and, where a mask hides
+     * keys one by one, one was left visible. */
+    const int sees_key = end > begin && (!(flags & FUSED_F_HIDES) || m != -INFINITY);
+    const float sink = live && (flags & FUSED_F_SINKS)
+                           ? sinks[at->hk * at->group + row % at->group] * 1.44269504088896341f
+                           : -INFINITY;
+    const float inv = live ? fused_row_scale_sink(l, m, sees_key, sink) : 0.0f;
     __global uint *o_row = o + fused_row_index(at, row, o_off, o_sb, o_sh, o_st) / 2;
 #pragma unroll
     for (int j = 0; j < D / 8; j++)
-        o_row[(8 * j + c0) / 2] = pack_half2(acc[4 * j + 2 * h] * inv, acc[4 * j + 2 * h + 1] * inv);
+        o_row[(8 * j + c0) / 2] = pack_t2(acc[4 * j + 2 * h] * inv, acc[4 * j + 2 * h + 1] * inv);
     if ((flags & FUSED_F_LSE_OUT) && lane % 4 == 0)
         lse[fused_row_id(at, row, heads, n_q)] =
-            live ? fused_row_lse(l, m, sees_key, inv) : -INFINITY;
+            live ? fused_row_lse_sink(l, m, sees_key, inv, sink) : -INFINITY;
+}
+
+/* The consumer's loop over the key blocks, of kind lk (a constant in each
+ * copy; sf: the per-score bits) with the exponent's scale scale_log2. */
+#define K_ADDR(b) (kv0 + ((b) % STAGES) * STAGE_BYTES)
+#define V_ADDR(b) (K_ADDR(b) + KV_BYTES)
+#define FULL(st) (bars + 8 * (st))
+#define EMPTY(st) (bars + 8 * (STAGES + (st)))
+static inline __attribute__((always_inline)) void consume_blocks(
+    float *acc, float *m, float *l, const uint *begin, const uint *end, uint nb, uint kv_begin,
+    uint q_addr_g, uint kv0, uint bars, uint lane, float scale_log2, const uint lk, uint sf,
+    const struct fused_row_variants *rv, const struct fused_variants *fv)
+{
+    float s[BN / 2];
+    uint mw[BN / 2];
+    uint pa[BN / 4];
+    for (uint j = 0; j < nb; j++) {
+        const uint st = j % STAGES;
+        mbar_wait(FULL(st), (j / STAGES) & 1);
+        fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
+        issue_s(s, q_addr_g, K_ADDR(j));
+        if (WG_IS_MASK(lk)) /* under the GEMM */
+            wg_load_mask(mw, fv->mask, rv, end, kv_begin + j * BN, lane, lk);
+        WGMMA_WAIT(0);
+        softmax_block(s, acc, m, l, pa, begin, end, kv_begin + j * BN, lane, scale_log2, lk, sf,
+                      mw, rv, fv);
+        issue_pv(acc, pa, V_ADDR(j));
+        WGMMA_WAIT(0);
+        mbar_arrive(EMPTY(st));
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
-void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
+void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags,
+                     const uint mask_dtype)
 {
     __local uint4 smem[SMEM_BYTES / 16] __attribute__((aligned(1024))); /* swizzle atoms */
     const uint lid = get_local_id(0);
@@ -308,10 +487,6 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
                                                  win_right, group, flags);
     const uint nb = (at.kv_end - at.kv_begin + BN - 1) / BN;
     const uint q_addr = wg_smem_addr(smem), kv0 = q_addr + Q_BYTES, bars = q_addr + RING_BYTES;
-#define K_ADDR(b) (kv0 + ((b) % STAGES) * STAGE_BYTES)
-#define V_ADDR(b) (K_ADDR(b) + KV_BYTES)
-#define FULL(st) (bars + 8 * (st))
-#define EMPTY(st) (bars + 8 * (STAGES + (st)))
     if (lid == 0)
         for (uint st = 0; st < STAGES; st++) {
             mbar_init(FULL(st), 128);        /* one cp.async arrival per producer work-item */
@@ -344,32 +519,60 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
     fence_proxy_async();
     NAMED_BAR_SYNC(1, 128 * NWG);
 
-    /* This work-item's rows a and a + 8 and where their visible keys end. */
+    /* This work-item's rows a and a + 8 and their visible keys [begin, end)
+     * in the chunk. */
     const uint row_a = at.r0 + 64 * g + 16 * w + lane / 4;
-    uint end[2];
+    uint begin[2], end[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const uint row = row_a + 8 * h;
         end[h] = row < at.n_rows
             ? min(fused_token_end(row / group, at.kv_len, at.causal_off), at.kv_end) : 0u;
+        begin[h] = row < at.n_rows ? fused_token_begin(row / group, at.begin_off) : 0u;
     }
-    float acc[D / 2], s[BN / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
-    uint pa[BN / 4];
+    float acc[D / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         acc[i] = 0.0f;
     const uint q_addr_g = q_addr + 8192 * g;
-    for (uint j = 0; j < nb; j++) {
-        const uint st = j % STAGES;
-        mbar_wait(FULL(st), (j / STAGES) & 1);
-        fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
-        issue_s(s, q_addr_g, K_ADDR(j));
-        WGMMA_WAIT(0);
-        softmax_block(s, acc, m, l, pa, end, at.kv_begin + j * BN, lane, scale_log2);
-        issue_pv(acc, pa, V_ADDR(j));
-        WGMMA_WAIT(0);
-        mbar_arrive(EMPTY(st));
+    const struct fused_variants fv = FUSED_VARIANTS_OF();
+    struct fused_row_variants rv[2];
+#if WG_SCORE
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint row = row_a + 8 * h;
+        rv[h] = fused_row_variants_of(at.b, at.hk * group + row % group, row / group,
+                                      at.align_off, heads, flags, alibi, m_off, m_sb, m_sh, m_sr);
+        rv[h].mask_dtype = mask_dtype;
+        if (row >= at.n_rows)
+            rv[h].mask_row = 0; /* a row past the sequence's reads the mask's first element */
     }
+    /* Each variant alone, as models run them, gets a loop of its own with
+     * its kind a constant; any mix reads the bits. */
+    const uint sf = flags & WG_PER_SCORE;
+#define CONSUME(lk, sl2)                                                                   \
+    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, lane, sl2, lk, \
+                   sf, rv, &fv)
+    if (sf == FUSED_F_SOFTCAP)
+        CONSUME(WG_SOFTCAP, softcap * 1.44269504088896341f);
+    else if (sf == FUSED_F_ALIBI)
+        CONSUME(WG_ALIBI, scale_log2);
+    else if (sf == FUSED_F_MASK && mask_dtype == 0)
+        CONSUME(WG_MASK_F32, scale_log2);
+    else if (sf == FUSED_F_MASK && mask_dtype == 1)
+        CONSUME(WG_MASK_F16, scale_log2);
+    else if (sf == FUSED_F_MASK && mask_dtype == 2)
+        CONSUME(WG_MASK_BF16, scale_log2);
+    else if (sf == FUSED_F_MASK_BOOL)
+        CONSUME(WG_MASK_BOOL, scale_log2);
+    else
+        CONSUME(WG_GENERIC, scale_log2);
+#undef CONSUME
+#else
+    (void)mask_dtype;
+    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, lane, scale_log2,
+                   WG_PLAIN, 0u, rv, &fv);
+#endif
     /* The row of the fused_row_scale / LSE uses the row's own end; rows
      * before the chunk's keys (a split chunk past a causal diagonal) saw
      * none of them and keep m = -inf. */
@@ -378,7 +581,7 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags)
         const uint row = row_a + 8 * h;
         const uint seen = row < at.n_rows
             ? fused_token_end(row / group, at.kv_len, at.causal_off) : 0u;
-        store_row(acc, h, m[h], l[h], row, seen, lane, &at, flags, o, lse, part_o, part_ml,
-                  o_off, o_sb, o_sh, o_st, batch, heads, n_q);
+        store_row(acc, h, m[h], l[h], row, begin[h], seen, lane, &at, flags, sinks, o, lse,
+                  part_o, part_ml, o_off, o_sb, o_sh, o_st, batch, heads, n_q);
     }
 }

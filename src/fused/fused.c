@@ -18,7 +18,7 @@ void fused_program_of(const struct attention_call *c, const struct fused_plan *p
     const struct fused_kernel *k = p->kernel;
     options[0] = '\0';
     if (k->binary) {
-        k->binary(c->shape, p, file, file_cap);
+        k->binary(c, p, file, file_cap);
         return;
     }
     snprintf(file, file_cap, "%s", k->file);

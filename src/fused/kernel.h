@@ -113,10 +113,12 @@ struct fused_kernel {
     void (*options)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
     /* A kernel made at build time, a PTX program binary (cl/ptxgen.py):
      * the embedded binary's name for a configured plan. It cannot be
-     * rebuilt per call, so it takes the variant as two more arguments
-     * after cl/include/fused_grid.clh's list: the GQA group and the FUSED_F_*
-     * flags. NULL: built from `file` with options. */
-    void (*binary)(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap);
+     * rebuilt per call, so it takes the variant as three more arguments
+     * after cl/include/fused_grid.clh's list: the GQA group, the FUSED_F_*
+     * flags and the additive mask's storage dtype. NULL: built from `file`
+     * with options. */
+    void (*binary)(const struct attention_call *c, const struct fused_plan *plan, char *buf,
+                   size_t cap);
     /* Runs the kernel on small problems in a context of its own and checks
      * the results, before the caller's context builds it: a binary that
      * the driver takes but that faults at launch then loses only that

@@ -86,6 +86,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
         arg_u32(&a, s->heads / s->kv_heads);
         arg_u32(&a, fused_variant_flags(c, plan));
+        arg_u32(&a, (c->flags & FUSED_F_MASK) ? (unsigned)c->opts->mask.dtype : 0u);
     }
     if (plan->kernel->takes_chunk_counter)
         arg_mem(&a, plan->splits > 1 ? part[FUSED_PART_COUNTERS] : NULL);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The Hopper warpgroup kernel (cl/fused/nv_wgmma.cl): compute capability
- * 9.0, fp16, d = 64/128/256, made at build time as one PTX program binary
- * per head dimension (cl/ptxgen.py). Its tiles are fixed by the build: 128
+ * 9.0, fp16 or bf16, d = 64/128/256, made at build time as PTX program
+ * binaries (cl/ptxgen.py), one per head dimension, storage and flavour:
+ * plain (causal, windows, lengths, sinks, the split, the LSE) or with the
+ * per-score variants (softcap, ALiBi, masks). Its tiles are fixed by the build: 128
  * packed rows (two consumer warpgroups) by BN keys, in work-groups of 384
  * work-items (with the producer warpgroup), one or two per SM. */
 #include <math.h>
@@ -20,9 +22,13 @@
 
 extern const struct fused_kernel fused_nv_wgmma;
 
-static void binary_name(size_t d, char *buf, size_t cap)
+/* The variants the score flavour adds (WG_PER_SCORE of the kernel). */
+#define SCORE_FLAVOUR_BITS (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK | FUSED_F_MASK_BOOL)
+
+static void binary_name(size_t d, clattn_dtype dtype, unsigned flags, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "fused_nv_wgmma_d%zu.ptx", d);
+    snprintf(buf, cap, "fused_nv_wgmma_d%zu%s%s.ptx", d,
+             (flags & SCORE_FLAVOUR_BITS) ? "_score" : "", dtype == CLATTN_BF16 ? "_bf16" : "");
 }
 
 static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
@@ -35,7 +41,7 @@ static const char *cannot_run(const struct device_facts *dev, const struct atten
     char name[48];
     const char *text;
     size_t len;
-    binary_name(c->shape->head_dim, name, sizeof name);
+    binary_name(c->shape->head_dim, c->shape->dtype, c->flags, name, sizeof name);
     if (clattn_embedded_binary(name, &text, &len) < 0) {
         clattn_clear_error();
         return "this build has no PTX kernels (no clang + libclc for nvptx at build time)";
@@ -86,10 +92,11 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     return CLATTN_OK;
 }
 
-static void binary(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
+static void binary(const struct attention_call *c, const struct fused_plan *plan, char *buf,
+                   size_t cap)
 {
     (void)plan;
-    binary_name(s->head_dim, buf, cap);
+    binary_name(c->shape->head_dim, c->shape->dtype, c->flags, buf, cap);
 }
 
 /* ------------------------------------------------------------------ probe */
@@ -190,7 +197,7 @@ static int probe_one(clattn_ctx *sib, size_t d)
     if (rc < 0)
         goto out;
     probe_plan(sib, &s, &opts, &b, &c, &plan, &info);
-    binary_name(d, name, sizeof name);
+    binary_name(d, CLATTN_F16, 0, name, sizeof name);
     if ((rc = kernel_get(sib, name, "", FUSED_ENTRY, &kern)) < 0)
         goto out;
     if ((rc = fused_launch(sib, &c, &plan, kern, no_part, NULL)) < 0)
@@ -241,7 +248,12 @@ const struct fused_kernel fused_nv_wgmma = {
     .id = CLATTN_FUSED_NV_WGMMA,
     .file = "fused/nv_wgmma.cl",
     .summary = "NVIDIA Hopper (sm_90a) warpgroup MMA: wgmma, a producer warpgroup and mbarrier "
-               "ring, setmaxnreg; a PTX binary made at build time; fp16, d = 64/128/256",
+               "ring, setmaxnreg; PTX binaries made at build time; fp16 and bf16, d = "
+               "64/128/256",
+    /* Not the caller's snippets (a binary cannot take source) nor the
+     * cache forms (paged, packed, quantized: nv-decode and nv-mma's). */
+    .variants = FUSED_F_WINDOW | FUSED_F_SINKS | SCORE_FLAVOUR_BITS | FUSED_F_ALIBI_SEQ,
+    .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
     .cannot_run = cannot_run,
     .not_preferred = not_preferred,
     .probe_shape = &probe_shape,
