@@ -334,12 +334,64 @@ static int record_failure(bench_row *row, int rc)
     return rc == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : 0;
 }
 
-/* The untimed call the check reads, waited for. */
-static int call_once(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
-                     clattn_run_info *info)
+/* The variant's tensors (ALiBi slopes, sinks, the mask) on the device,
+ * uploaded once for the row, as an engine keeps them: from the options'
+ * host arrays a call copies them in every timed call (a [1, 1, N, N] fp16
+ * mask at N = 4096 is 32 MiB). */
+struct row_tensors {
+    cl_mem buf[3];
+    clattn_extras ex;
+};
+
+static void row_tensors_free(struct row_tensors *t)
 {
-    int rc = clattn_attention_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout, 0,
-                                 NULL, NULL, info);
+    for (int i = 0; i < 3; i++)
+        if (t->buf[i])
+            clReleaseMemObject(t->buf[i]);
+}
+
+static int row_tensors_make(clattn_ctx *ctx, const clattn_options *o, const bench_inputs *in,
+                            struct row_tensors *t, bench_row *row)
+{
+    const clattn_shape *s = &in->shape;
+    const struct {
+        const void *host;
+        size_t bytes;
+        const char *name;
+    } want[3] = {
+        { o->alibi_slopes, (o->alibi_per_sequence ? s->batch : 1) * s->heads * 4, "ALiBi slopes" },
+        { o->sinks, s->heads * 4, "sinks" },
+        { o->mask.kind != CLATTN_MASK_NONE ? o->mask.host : NULL, in->variant.mask_bytes, "mask" },
+    };
+    memset(t, 0, sizeof *t);
+    clattn_default_extras(&t->ex);
+    for (int i = 0; i < 3; i++) {
+        if (!want[i].host || !want[i].bytes)
+            continue;
+        cl_int err;
+        t->buf[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                   want[i].bytes, (void *)want[i].host, &err);
+        if (err != CL_SUCCESS) {
+            t->buf[i] = NULL;
+            row->status = BENCH_ERROR;
+            snprintf(row->detail, sizeof row->detail, "uploading the %s (%zu B): OpenCL error %d",
+                     want[i].name, want[i].bytes, (int)err);
+            return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
+                ? CLATTN_EOOM : CLATTN_ECL;
+        }
+    }
+    t->ex.alibi_slopes = t->buf[0];
+    t->ex.sinks = t->buf[1];
+    t->ex.mask = t->buf[2];
+    return CLATTN_OK;
+}
+
+/* The untimed call the check reads, waited for. */
+static int call_once(clattn_ctx *ctx, const clattn_options *opts, const clattn_extras *ex,
+                     bench_inputs *in, clattn_run_info *info)
+{
+    int rc = clattn_attention_ex_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout, ex,
+                                    0, NULL, NULL, info);
     cl_int err = clFinish(clattn_cl_queue(ctx));
     if (rc < 0)
         return rc;
@@ -350,8 +402,8 @@ static int call_once(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *
 
 /* Samples until `target` seconds of timed work, at least MIN_SAMPLES; the
  * call before them built the kernels, so there is no warm-up. */
-static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *in,
-                    const bench_config *cfg, bench_row *row)
+static int time_row(clattn_ctx *ctx, const clattn_options *opts, const clattn_extras *ex,
+                    bench_inputs *in, const bench_config *cfg, bench_row *row)
 {
     clattn_timing_options t;
     clattn_default_timing_options(&t);
@@ -363,7 +415,7 @@ static int time_row(clattn_ctx *ctx, const clattn_options *opts, bench_inputs *i
     t.clock = CLATTN_CLOCK_HOST;
     clattn_timing out;
     int rc = clattn_time_attention_cl(ctx, &in->shape, opts, in->dq, in->dk, in->dv, in->dout,
-                                      NULL, &t, &out, NULL);
+                                      ex, &t, &out, NULL);
     if (rc < 0)
         return rc;
     row->reps = out.samples;
@@ -393,6 +445,46 @@ static void derive_rates(clattn_ctx *ctx, const bench_device *dev, bench_row *ro
         dev->ceil.bandwidth.source != CLATTN_SRC_NONE && bw > 0 ? row->gbps * 1e9 / bw : 0;
 }
 
+/* The row's run with the variant's tensors in `ex`: the checked call, then
+ * the timed ones. */
+static int timed_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
+                     bench_inputs *in, bench_row *row, const clattn_options *opts_in,
+                     const clattn_extras *ex)
+{
+    clattn_options opts = *opts_in;
+    clattn_run_info info;
+    int rc = call_once(ctx, &opts, ex, in, &info);
+    if (rc == 0)
+        rc = unpack_output(ctx, in);
+    if (rc < 0)
+        return record_failure(row, rc);
+    snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
+    row->splits = info.splits;
+    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->dout_bytes +
+                         in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
+    if (info.predicted_peak_bytes)
+        row->mem_predicted = info.predicted_peak_bytes;
+
+    rc = bench_check_row(ctx, in, cfg->args->check, row);
+    if (rc < 0) {
+        row->status = BENCH_ERROR;
+        snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
+                 clattn_last_error_detail());
+        return rc == CLATTN_EDEVLOST ? rc : 0;
+    }
+    rc = time_row(ctx, &opts, ex, in, cfg, row);
+    if (rc < 0)
+        return record_failure(row, rc);
+    derive_rates(ctx, dev, row);
+    row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
+    if (row->predicted_oom && row->detail[0]) {
+        char prior[sizeof row->detail];
+        snprintf(prior, sizeof prior, "%s", row->detail);
+        snprintf(row->detail, sizeof row->detail, "predicted OOM (%.280s), but it ran", prior);
+    }
+    return CLATTN_OK;
+}
+
 int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
                   bench_inputs *in, bench_row *row)
 {
@@ -413,35 +505,14 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
         snprintf(row->detail, sizeof row->detail, "poisoning O: OpenCL error %d", (int)err);
         return CLATTN_EDEVLOST;
     }
-    clattn_run_info info;
-    int rc = call_once(ctx, &opts, in, &info);
-    if (rc == 0)
-        rc = unpack_output(ctx, in);
-    if (rc < 0)
-        return record_failure(row, rc);
-    snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
-    row->splits = info.splits;
-    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->dout_bytes +
-                         in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
-    if (info.predicted_peak_bytes)
-        row->mem_predicted = info.predicted_peak_bytes;
-
-    rc = bench_check_row(ctx, in, cfg->args->check, row);
-    if (rc < 0) {
-        row->status = BENCH_ERROR;
-        snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
-                 clattn_last_error_detail());
-        return rc == CLATTN_EDEVLOST ? rc : 0;
+    struct row_tensors tensors;
+    int rc = row_tensors_make(ctx, &opts, in, &tensors, row);
+    if (rc < 0) { /* the row says why; the next row may fit */
+        row_tensors_free(&tensors);
+        return 0;
     }
-    rc = time_row(ctx, &opts, in, cfg, row);
-    if (rc < 0)
-        return record_failure(row, rc);
-    derive_rates(ctx, dev, row);
-    row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
-    if (row->predicted_oom && row->detail[0]) {
-        char prior[sizeof row->detail];
-        snprintf(prior, sizeof prior, "%s", row->detail);
-        snprintf(row->detail, sizeof row->detail, "predicted OOM (%.280s), but it ran", prior);
-    }
-    return CLATTN_OK;
+    rc = timed_row(ctx, cfg, dev, in, row, &opts, &tensors.ex);
+    row_tensors_free(&tensors);
+    return rc;
 }
+

@@ -7,7 +7,9 @@
  * at build time by cl/ptxgen.py (clang + libclc; NVIDIA's OpenCL compiler
  * cannot emit wgmma), one PTX per head dimension (-DD=64, 128, 256), so the
  * call's variant comes as arguments: `group` (H / Hkv), `flags`
- * (FUSED_F_*) and the additive mask's storage, after the shared list.
+ * (FUSED_F_*) and `mask_dtype` (bits 0-1: an additive mask's storage as
+ * MASK_DTYPE; bit 2: every mask row starts on a 16-byte boundary and n_k
+ * is a multiple of 16 bytes' keys), after the shared list.
  *
  * Builds per head dimension (cl/meson.build): fp16 or bf16 storage
  * (-DDTYPE_BF16: wgmma's bf16 form), and with -DWG_SCORE=1 the variants
@@ -96,7 +98,19 @@
 #define KV_BYTES (BN * D * 2)
 #define STAGE_BYTES (2 * KV_BYTES) /* K then V */
 #define RING_BYTES (Q_BYTES + STAGES * STAGE_BYTES)
-#define SMEM_BYTES (RING_BYTES + 16 * STAGES) /* + the full and empty mbarriers */
+#define BARS_BYTES 128 /* the full and empty mbarriers (16 STAGES), padded */
+/* The score build's mask tiles: each consumer warp's 16 rows of a key
+ * block of a 16-bit or boolean mask (16 x 256 bytes at most: BN = 128 fp16
+ * keys), which the warp copies itself with cp.async. */
+#if WG_SCORE
+#define MASK_WARP_BYTES (16 * BN * 2)
+#else
+#define MASK_WARP_BYTES 0
+#endif
+#define SMEM_BYTES (RING_BYTES + BARS_BYTES + 4 * NWG * MASK_WARP_BYTES)
+#if 16 * STAGES > BARS_BYTES
+#error "the mbarriers outgrow their room"
+#endif
 
 /* Copies `bytes` (0 or 16; the rest zero-filled) from `src` to the shared
  * byte address `dst`. */
@@ -214,79 +228,101 @@ static inline __attribute__((always_inline)) void issue_pv(float *acc, const uin
 #define WG_PLAIN 0u
 #define WG_SOFTCAP 1u   /* softcap alone */
 #define WG_ALIBI 2u     /* ALiBi alone */
-#define WG_MASK_F32 3u  /* an additive mask alone, by storage */
-#define WG_MASK_F16 4u
-#define WG_MASK_BF16 5u
-#define WG_MASK_BOOL 6u /* a boolean mask alone */
+#define WG_MASK_F32 3u  /* an additive mask alone, by storage; fp32 read from */
+#define WG_MASK_F16 4u  /* global memory, the 16-bit ones (rows on 16-byte */
+#define WG_MASK_BF16 5u /* boundaries) through the warp's mask tile */
+#define WG_MASK_BOOL 6u /* a boolean mask alone (rows on 16-byte boundaries): the tile */
 #define WG_GENERIC 7u   /* any mix: the bits read at run time */
 #define WG_IS_MASK(lk) ((lk) >= WG_MASK_F32 && (lk) <= WG_MASK_BOOL)
 
-/* This work-item's mask values of one block (keys from kb), read while
- * the block's Q K^T runs, in as few registers as they fit (the consumers
- * hold S and O already): for score i of the fragment, an fp32 mask's bits
- * in mw[i], a 16-bit mask's in the half i % 2 of mw[i / 2], a boolean's
- * bit i % 32 of mw[h] (row h's scores). Only keys inside a row's range are
- * read: a key past its end reads the row's last key instead (a clamped
- * index, where a predicate a load made the loop spill), and a row that sees
- * no key reads element 0; the range's masking hides those scores. */
-static inline __attribute__((always_inline)) void wg_load_mask(
+/* An fp32 mask's values of one block for this work-item's scores (keys
+ * from kb), read from global memory while the block's Q K^T runs: score i
+ * of the fragment's bits in mw[i]. Only keys inside a row's range are read:
+ * a key past its end reads the row's last key instead (a clamped index,
+ * where a predicate a load made the loop spill), and a row that sees no
+ * key reads element 0; the range's masking hides those scores. */
+static inline __attribute__((always_inline)) void wg_load_mask_f32(
     uint *mw, __global const uint *mask, const struct fused_row_variants *rv, const uint *end,
-    uint kb, uint lane, const uint lk)
+    uint kb, uint lane)
 {
     const uint c0 = kb + 2 * (lane % 4);
-    const uint esz = lk == WG_MASK_F32 ? 4u : lk == WG_MASK_BOOL ? 1u : 2u;
-    if (lk == WG_MASK_BOOL)
-        mw[0] = mw[1] = 0u;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int sees = end[h] > c0;
         const uint last = sees ? end[h] - 1 - c0 : 0u; /* the last key to read, from c0 */
-        __global const uchar *base =
-            (__global const uchar *)mask + (sees ? (rv[h].mask_row + c0) * esz : 0);
+        __global const uint *base = mask + (sees ? rv[h].mask_row + c0 : 0);
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
             const int i = 4 * j + 2 * h; /* scores i, i + 1: keys c0 + 8 j + {0, 1} */
-            const uint x0 = min((uint)(8 * j), last), x1 = min((uint)(8 * j + 1), last);
-            if (lk == WG_MASK_F32) {
-                mw[i] = ((__global const uint *)base)[x0];
-                mw[i + 1] = ((__global const uint *)base)[x1];
-            } else if (lk == WG_MASK_BOOL) {
-                mw[h] |= (base[x0] ? 0u : 1u) << (2 * j) | (base[x1] ? 0u : 1u) << (2 * j + 1);
-            } else {
-                __global const ushort *p = (__global const ushort *)base;
-                mw[i / 2] = (uint)p[x0] | (uint)p[x1] << 16;
-            }
+            mw[i] = base[min((uint)(8 * j), last)];
+            mw[i + 1] = base[min((uint)(8 * j + 1), last)];
         }
     }
 }
 
-/* Score i's mask value from wg_load_mask's registers, as an additive float
- * (a boolean mask's hidden key: -inf). */
-static inline float wg_mask_value(const uint *mw, int i, const uint lk)
+/* The warp's mask tile of one block of a 16-bit or boolean mask (esz
+ * bytes a key): row r (0..15, this work-item's rows lane / 4 + 8 h) of
+ * `chunks` 16-byte chunks (4 to 16), chunk c at ((c ^ (r % chunks)) 16)
+ * (swizzled: the reads of a quad's words across eight rows fall in
+ * distinct banks). Each lane quad copies
+ * its own two rows, lane q chunks 4 u + q (64 contiguous bytes a row per
+ * copy); chunks from n_k on and rows past the sequence's are zero-filled.
+ * The rows must be 16-byte aligned (the host says so in mask_dtype). */
+static inline __attribute__((always_inline)) void wg_copy_mask_tile(
+    uint tile, __global const uint *mask, const struct fused_row_variants *rv, const uint *end,
+    uint kb, uint n_k, uint lane, uint esz)
+{
+    const uint q = lane % 4, r0 = lane / 4, row_bytes = BN * esz, chunks = row_bytes / 16;
+    NAMED_BAR_WARP_SYNC(); /* every lane is done with the last block's tile */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint r = r0 + 8 * h;
+        __global const uchar *src = (__global const uchar *)mask + rv[h].mask_row * esz + kb * esz;
+#pragma unroll
+        for (uint u = 0; u < chunks / 4; u++) {
+            const uint c = 4 * u + q;
+            const int valid = end[h] > 0 && kb + (c + 1) * (16 / esz) <= n_k;
+            cp_async16_at(tile + r * row_bytes + ((c ^ (r % chunks)) * 16),
+                          valid ? (__global const uint *)(src + 16 * c) : mask, valid ? 16u : 0u);
+        }
+    }
+}
+
+/* Score i's mask value (i = 4 j + 2 h + c: row h, key 8 j + 2 (lane % 4) + c
+ * of the block), as an additive float (a boolean mask's hidden key: -inf):
+ * from mw (fp32) or the warp's tile. */
+static inline float wg_mask_value(const uint *mw, uint tile, int i, uint lane, const uint lk)
 {
     if (lk == WG_MASK_F32)
         return as_float(mw[i]);
-    if (lk == WG_MASK_BOOL) { /* i = 4 j + 2 h + c: row h, bit 2 j + c */
-        const int h = (i / 2) % 2, bit = 2 * (i / 4) + i % 2;
-        return (mw[h] >> bit) & 1u ? -INFINITY : 0.0f;
+    const uint q = lane % 4, r = lane / 4 + 8 * ((i / 2) % 2), j = i / 4, c = i % 2;
+    if (lk == WG_MASK_BOOL) { /* key 8 j + 2 q + c: chunk j / 2, byte 8 (j % 2) + 2 q + c */
+        const uint at = tile + r * BN + (((j / 2) ^ (r % (BN / 16))) * 16) + 8 * (j % 2) + 2 * q + c;
+        uint b;
+        asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(b) : "r"(at));
+        return b ? 0.0f : -INFINITY;
     }
-    const uint w = i % 2 ? mw[i / 2] >> 16 : mw[i / 2] & 0xffffu;
+    /* word q of chunk j: keys 8 j + 2 q, + 1 */
+    const uint at = tile + r * BN * 2 + ((j ^ (r % (BN / 8))) * 16) + 4 * q;
+    uint w;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w) : "r"(at));
+    const uint x = c ? w >> 16 : w & 0xffffu;
     if (lk == WG_MASK_BF16)
-        return as_float(w << 16);
+        return as_float(x << 16);
     float f;
-    asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.f32.f16 %0, x;\n}\n" : "=f"(f) : "r"(w));
+    asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.f32.f16 %0, x;\n}\n" : "=f"(f) : "r"(x));
     return f;
 }
 
 /* The per-score variants of loop kind `lk` on one block's raw scores s
  * (keys from kb), in raw units: softcap leaves tanh(s scale / softcap)
  * (its loop's exponent scale is softcap log2 e), ALiBi adds -slope / scale
- * |distance|, a mask its value / scale (mw: wg_load_mask's). Any mix (WG_GENERIC) goes
+ * |distance|, a mask its value / scale (from mw or the warp's tile). Any mix (WG_GENERIC) goes
  * through fused_score.clh's order and arithmetic, as every kernel's. A
  * mask is read only inside a row's range; the range's masking follows. */
 static inline __attribute__((always_inline)) void score_variants(
-    float *s, const uint *mw, const uint *end, uint kb, uint lane, const uint lk, uint sf,
-    const struct fused_row_variants *rv, const struct fused_variants *fv)
+    float *s, const uint *mw, uint tile, const uint *end, uint kb, uint lane, const uint lk,
+    uint sf, const struct fused_row_variants *rv, const struct fused_variants *fv)
 {
     const uint c0 = kb + 2 * (lane % 4);
     if (lk == WG_SOFTCAP) {
@@ -299,7 +335,7 @@ static inline __attribute__((always_inline)) void score_variants(
     if (WG_IS_MASK(lk)) {
 #pragma unroll
         for (int i = 0; i < BN / 2; i++)
-            s[i] = fma(wg_mask_value(mw, i, lk), fv->inv_scale, s[i]);
+            s[i] = fma(wg_mask_value(mw, tile, i, lane, lk), fv->inv_scale, s[i]);
         return;
     }
 #pragma unroll
@@ -335,14 +371,14 @@ static inline __attribute__((always_inline)) void score_variants(
  * start at kb), O's rescale, and P packed as wgmma A fragments. m: running
  * max of the scaled scores (base 2); l: this work-item's part of the row
  * sums. lk: the loop's kind of per-score work (WG_PLAIN in the plain
- * builds), sf its bits, mw a mask's values (wg_load_mask). */
+ * builds), sf its bits, mw and tile a mask's values (wg_mask_value). */
 static inline __attribute__((always_inline)) void softmax_block(
     float *s, float *acc, float *m, float *l, uint *pa, const uint *begin, const uint *end,
-    uint kb, uint lane, float scale_log2, const uint lk, uint sf, const uint *mw,
+    uint kb, uint lane, float scale_log2, const uint lk, uint sf, const uint *mw, uint tile,
     const struct fused_row_variants *rv, const struct fused_variants *fv)
 {
     if (lk != WG_PLAIN)
-        score_variants(s, mw, end, kb, lane, lk, sf, rv, fv);
+        score_variants(s, mw, tile, end, kb, lane, lk, sf, rv, fv);
     /* The block crosses a row's end or a window's start. */
     if (kb + BN > min(end[0], end[1]) || kb < max(begin[0], begin[1])) {
         const uint c0 = kb + 2 * (lane % 4);
@@ -453,22 +489,29 @@ static inline __attribute__((always_inline)) void store_row(
 #define EMPTY(st) (bars + 8 * (STAGES + (st)))
 static inline __attribute__((always_inline)) void consume_blocks(
     float *acc, float *m, float *l, const uint *begin, const uint *end, uint nb, uint kv_begin,
-    uint q_addr_g, uint kv0, uint bars, uint lane, float scale_log2, const uint lk, uint sf,
-    const struct fused_row_variants *rv, const struct fused_variants *fv)
+    uint q_addr_g, uint kv0, uint bars, uint tile, uint n_k, uint lane, float scale_log2,
+    const uint lk, uint sf, const struct fused_row_variants *rv, const struct fused_variants *fv)
 {
     float s[BN / 2];
     uint mw[BN / 2];
     uint pa[BN / 4];
     for (uint j = 0; j < nb; j++) {
         const uint st = j % STAGES;
+        const uint kb = kv_begin + j * BN;
+        if (lk == WG_MASK_F16 || lk == WG_MASK_BF16 || lk == WG_MASK_BOOL) /* while K lands */
+            wg_copy_mask_tile(tile, fv->mask, rv, end, kb, n_k, lane, lk == WG_MASK_BOOL ? 1 : 2);
         mbar_wait(FULL(st), (j / STAGES) & 1);
         fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
         issue_s(s, q_addr_g, K_ADDR(j));
-        if (WG_IS_MASK(lk)) /* under the GEMM */
-            wg_load_mask(mw, fv->mask, rv, end, kv_begin + j * BN, lane, lk);
+        if (lk == WG_MASK_F32) /* under the GEMM */
+            wg_load_mask_f32(mw, fv->mask, rv, end, kb, lane);
         WGMMA_WAIT(0);
-        softmax_block(s, acc, m, l, pa, begin, end, kv_begin + j * BN, lane, scale_log2, lk, sf,
-                      mw, rv, fv);
+        if (lk == WG_MASK_F16 || lk == WG_MASK_BF16 || lk == WG_MASK_BOOL) {
+            asm volatile("cp.async.wait_all;\n" ::: "memory");
+            NAMED_BAR_WARP_SYNC(); /* the quad's copies, for all four lanes */
+        }
+        softmax_block(s, acc, m, l, pa, begin, end, kb, lane, scale_log2, lk, sf, mw, tile, rv,
+                      fv);
         issue_pv(acc, pa, V_ADDR(j));
         WGMMA_WAIT(0);
         mbar_arrive(EMPTY(st));
@@ -543,35 +586,38 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags,
         const uint row = row_a + 8 * h;
         rv[h] = fused_row_variants_of(at.b, at.hk * group + row % group, row / group,
                                       at.align_off, heads, flags, alibi, m_off, m_sb, m_sh, m_sr);
-        rv[h].mask_dtype = mask_dtype;
+        rv[h].mask_dtype = mask_dtype & 3u;
         if (row >= at.n_rows)
             rv[h].mask_row = 0; /* a row past the sequence's reads the mask's first element */
     }
     /* Each variant alone, as models run them, gets a loop of its own with
      * its kind a constant; any mix reads the bits. */
     const uint sf = flags & WG_PER_SCORE;
+    /* The warp's mask tile (MASK_WARP_BYTES, after the mbarriers). */
+    const uint tile = bars + BARS_BYTES + (4 * g + w) * MASK_WARP_BYTES;
+    const uint mdt = mask_dtype & 3u, rows16 = mask_dtype & 4u;
 #define CONSUME(lk, sl2)                                                                   \
-    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, lane, sl2, lk, \
-                   sf, rv, &fv)
+    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, tile, n_k,    \
+                   lane, sl2, lk, sf, rv, &fv)
     if (sf == FUSED_F_SOFTCAP)
         CONSUME(WG_SOFTCAP, softcap * 1.44269504088896341f);
     else if (sf == FUSED_F_ALIBI)
         CONSUME(WG_ALIBI, scale_log2);
-    else if (sf == FUSED_F_MASK && mask_dtype == 0)
+    else if (sf == FUSED_F_MASK && mdt == 0)
         CONSUME(WG_MASK_F32, scale_log2);
-    else if (sf == FUSED_F_MASK && mask_dtype == 1)
+    else if (sf == FUSED_F_MASK && mdt == 1 && rows16)
         CONSUME(WG_MASK_F16, scale_log2);
-    else if (sf == FUSED_F_MASK && mask_dtype == 2)
+    else if (sf == FUSED_F_MASK && mdt == 2 && rows16)
         CONSUME(WG_MASK_BF16, scale_log2);
-    else if (sf == FUSED_F_MASK_BOOL)
+    else if (sf == FUSED_F_MASK_BOOL && rows16)
         CONSUME(WG_MASK_BOOL, scale_log2);
     else
         CONSUME(WG_GENERIC, scale_log2);
 #undef CONSUME
 #else
     (void)mask_dtype;
-    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, lane, scale_log2,
-                   WG_PLAIN, 0u, rv, &fv);
+    consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, 0u, n_k, lane,
+                   scale_log2, WG_PLAIN, 0u, rv, &fv);
 #endif
     /* The row of the fused_row_scale / LSE uses the row's own end; rows
      * before the chunk's keys (a split chunk past a causal diagonal) saw

@@ -39,6 +39,26 @@ static void fused_variant_args(struct kernel_args *a, const struct attention_cal
     arg_u64(a, m.row);
 }
 
+/* What a build-time binary learns of the mask beyond its pointer and
+ * strides (cl/fused/nv_wgmma.cl's mask_dtype): bits 0-1 an additive mask's
+ * storage, bit 2 set when every row starts on a 16-byte boundary and holds
+ * a whole number of 16-byte chunks (offset, strides and Nk multiples of
+ * 16 bytes' elements), which lets the kernel copy its rows in chunks. */
+static unsigned mask_word(const struct attention_call *c)
+{
+    const clattn_mask *mk = &c->opts->mask;
+    if (!(c->flags & (FUSED_F_MASK | FUSED_F_MASK_BOOL)))
+        return 0;
+    const unsigned dtype = (c->flags & FUSED_F_MASK) ? (unsigned)mk->dtype : 0u;
+    const uint64_t per_chunk = (c->flags & FUSED_F_MASK) ? 16 / clattn_dtype_size(mk->dtype) : 16;
+    struct mask_strides m;
+    mask_strides_of(c->shape, mk, &m);
+    const int rows16 = m.offset % per_chunk == 0 && m.batch % per_chunk == 0 &&
+                       m.head % per_chunk == 0 && m.row % per_chunk == 0 &&
+                       c->shape->kv_len % per_chunk == 0;
+    return dtype | (rows16 ? 4u : 0u);
+}
+
 /* The lengths' arguments: kv_lens and q_lens, or the packed offsets in
  * their place (the FUSED_F_PACKED_* bits say which). */
 static void arg_lens(struct kernel_args *a, const struct attention_call *c)
@@ -86,7 +106,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
         arg_u32(&a, s->heads / s->kv_heads);
         arg_u32(&a, fused_variant_flags(c, plan));
-        arg_u32(&a, (c->flags & FUSED_F_MASK) ? (unsigned)c->opts->mask.dtype : 0u);
+        arg_u32(&a, mask_word(c));
     }
     if (plan->kernel->takes_chunk_counter)
         arg_mem(&a, plan->splits > 1 ? part[FUSED_PART_COUNTERS] : NULL);
