@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/perf/time_fused in both of its forms (the positional one the
 # comparison scripts call, and the options of the clattn commands, a KV
-# cache form among them): one JSON line with the fields the scripts read,
+# cache form and the variants among them): one JSON line with the fields the scripts read,
 # and a bad command line refused with status 2.
 #
 # Usage: test_time_fused.sh path/to/time_fused
@@ -37,10 +37,23 @@ check "options" --shape 1,4,2,1,300,16 --dtype fp16 --split-kv 3 --reps 4 --batc
 check "a q8_0 cache in pages" --shape 1,4,2,1,300,32 --dtype fp16 --kv-type q8_0 --page-size 16 \
     --reps 4 --batches 2
 grep -q '"cache": "kv=q8_0 pages=16"' "$out" || { echo "FAIL: the cache form: $(cat "$out")"; exit 1; }
+snippet=$(mktemp)
+trap 'rm -f "$out" "$snippet"' EXIT INT TERM
+echo 'float clattn_score_mod(float s, uint b, uint h, uint q, uint k) { return 2.0f * clattn_tanh(s * 0.5f); }' >"$snippet"
+check "softcap and a window" --shape 1,4,2,9,70,16 --dtype fp16 --softcap 2 --window 8,0 \
+    --causal top-left --reps 3 --batches 2
+check "a score_mod snippet" --shape 1,4,2,9,70,16 --dtype fp16 --score-mod "$snippet" \
+    --kernel portable --reps 3 --batches 2
 set +e
 "$TF" --shape 1,4,2 --reps 3 >/dev/null 2>&1
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "FAIL: a bad --shape: status $rc, want 2"; exit 1; }
 echo "ok: a bad --shape is a usage error"
+set +e
+"$TF" --shape 1,4,2,9,70,16 --softcap -1 --reps 3 >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "FAIL: --softcap -1: status $rc, want 2 (the variants' options unread?)"; exit 1; }
+echo "ok: a bad --softcap is a usage error"
 echo "PASS"

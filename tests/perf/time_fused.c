@@ -16,7 +16,8 @@
  *    or: time_fused --shape B,H,Hkv,Nq,Nk,d [--dtype T] [--causal MODE]
  *                   [--path naive|fused|auto] [--kernel K] [--split-kv N]
  *                   [--kv-lens L0,...] [--params LIST] [--device SEL]
- *                   [--tiles BMxBN[xTM]] [--reps N] [--batches N]
+ *                   [--tiles BMxBN[xTM]] [--reps N] [--batches N] [the variants:
+ *                   --softcap, --window, --alibi, --sinks, --mask, --score-mod, ...]
  * The second form takes the options of the clattn commands (cli/options.h;
  * time_fused --help lists them); the first is read as the second (KERNEL
  * is --path fused --kernel KERNEL, naive is --path naive; tiles and splits
@@ -42,6 +43,7 @@
 #include "cli.h"
 #include "kvcache.h"
 #include "options.h"
+#include "variant.h"
 
 #define CMD "time_fused"
 
@@ -95,7 +97,7 @@ static int set_option(void *state, const cli_option *option, const char *v)
 
 static const cli_command command = {
     CMD, CLI_DEVICE | CLI_SHAPE | CLI_DTYPE | CLI_CAUSAL | CLI_PATH | CLI_KERNEL | CLI_SPLIT_KV |
-             CLI_KV_LENS | CLI_PARAMS | CLI_CACHE | CLI_Q_LENS,
+             CLI_KV_LENS | CLI_PARAMS | CLI_CACHE | CLI_Q_LENS | CLI_VARIANTS,
     own_options, CLI_COUNT(own_options), set_option, usage, NULL,
 };
 
@@ -238,6 +240,10 @@ int main(int argc, char **argv)
         clattn_shape_q_elems(&s) };
     cli_cache_data cache;
     memset(&cache, 0, sizeof cache);
+    cli_variant_data variant;
+    memset(&variant, 0, sizeof variant);
+    if (status == 0)
+        status = cli_variant_load(CMD, c, &s, 1, 2, &variant, &a.opts);
     const int cached = cli_cache_any(&c->cache);
     if (status == 0 && cached) {
         const int rc = cli_cache_upload(ctx, &c->cache, &s, s.head_dim, 1, &cache, &a.opts, b);
@@ -257,6 +263,7 @@ int main(int argc, char **argv)
         status = measure(&a, &s, ctx, b);
     cli_release_buffers(b, 4);
     cli_cache_free(&cache);
+    cli_variant_free(&variant);
     clattn_close(&ctx);
     cli_call_free(&a.call);
     return status;
