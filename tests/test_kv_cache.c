@@ -13,7 +13,8 @@
  * the gathers are checked, not shared), and the reference's own paging
  * against its plain form bit for bit. Every fused kernel that takes a case
  * runs it at the library's split (the portable kernel and the cpu
- * kernel's first layout at 3 chunks too); the portable and cpu kernels must
+ * kernel's first layout at 3 chunks too; by turns without --full); the
+ * portable and cpu kernels must
  * take every one, the cpu kernel in both its layouts (keys across the
  * lanes, rows across them) whatever the case's rows. Outputs are poisoned (NaN) first. Exits 77
  * without an OpenCL device.
@@ -366,11 +367,24 @@ static size_t tiles_of(clattn_fused_kernel kernel, struct tiles *t)
 }
 
 /* The heavy suite's --full: every case on every kernel, the cpu kernel in
- * both its layouts, and on the naive path. The default run takes the cpu
- * kernel (AUTO's choice on CPUs) on every case in one layout per case, in
- * turn; the portable and tiled kernels by turns, and the naive path every
- * other case, so that a cold first run builds half their variants. */
+ * both its layouts, and on the naive path, each CPU kernel at 3 chunks too.
+ * The default run takes the cpu kernel (AUTO's choice on CPUs) on every
+ * case in one layout per case, in turn; the portable and tiled kernels by
+ * turns, and the naive path every other case, so that a cold first run
+ * builds half their variants; and 3 chunks on three cases of four, by
+ * turns: the portable kernel on the first (its turn), the cpu kernel on
+ * the next two (one in each layout). */
 static int full;
+
+/* Whether `kernel` (portable or cpu) also runs the case at 3 chunks. */
+static int chunked_turn(clattn_fused_kernel kernel, unsigned turn)
+{
+    if (kernel != CLATTN_FUSED_PORTABLE && kernel != CLATTN_FUSED_CPU)
+        return 0;
+    if (full)
+        return 1;
+    return kernel == CLATTN_FUSED_PORTABLE ? turn % 4 == 0 : turn % 4 == 1 || turn % 4 == 2;
+}
 
 static int left_to_full(clattn_fused_kernel kernel, unsigned turn)
 {
@@ -404,11 +418,11 @@ static void run_everywhere(const struct problem *p, const struct form *f)
         const size_t n_tiles = tiles_of(k.id, t), first = full ? 0 : turn % n_tiles;
         for (size_t j = 2 * first; j < 2 * (full ? n_tiles : first + 1); j++) {
             /* 3 chunks for the kernels CPUs run (portable, cpu), in the
-             * first layout run: a chunk reads the cache as the whole call
-             * does, so the other layout and the GPU kernels (their own
-             * device's suite splits them) run at the library's split. */
-            if (j % 2 && (j / 2 > first || (k.id != CLATTN_FUSED_PORTABLE &&
-                                            k.id != CLATTN_FUSED_CPU)))
+             * first layout run, on their turns (chunked_turn): a chunk
+             * reads the cache as the whole call does, so the other layout
+             * and the GPU kernels (their own device's suite splits them)
+             * run at the library's split. */
+            if (j % 2 && (j / 2 > first || !chunked_turn(k.id, turn)))
                 continue;
             struct device_run r;
             if (run_form(p, f, k.id, t[j / 2], splits[j % 2], &r)) {
