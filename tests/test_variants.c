@@ -339,23 +339,29 @@ static void test_combined(void **state)
  * the cases above, sized for CPU devices, mostly do not reach: each
  * variant alone and together on nv-wgmma and nv-mma, with GQA, two row
  * tiles (140 packed rows), partial key blocks, per-sequence lengths, both
- * alignments, one chunk and three, and the LSE. A device without those
- * kernels (every CPU) skips it. */
+ * alignments, one chunk and three, and the LSE; the 16-bit and boolean
+ * masks twice, over 300 keys (rows off 16-byte boundaries: nv-wgmma's
+ * loop that reads the bits) and 304 (its mask tile). A device without
+ * those kernels (every CPU) skips it. */
 static void test_tensor_core_shapes(void **state)
 {
     (void)state;
     static const clattn_fused_kernel kernels[] = { CLATTN_FUSED_NV_WGMMA, CLATTN_FUSED_NV_MMA };
     enum { SOFTCAP, ALIBI, ALIBI_SEQ, WINDOW, SINKS, MASK_F32, MASK_F16, MASK_BF16, MASK_BOOL,
-           TOGETHER, PLAIN, CASES };
+           TOGETHER, PLAIN, TILE_F16, TILE_BF16, TILE_BOOL, CASES };
     static const char *names[CASES] = { "softcap", "ALiBi", "ALiBi per sequence", "window",
                                         "sinks", "fp32 mask", "fp16 mask per head",
-                                        "bf16 mask", "boolean mask", "all together", "plain" };
+                                        "bf16 mask", "boolean mask", "all together", "plain",
+                                        "fp16 mask per head, 304 keys", "bf16 mask, 304 keys",
+                                        "boolean mask, 304 keys" };
     size_t ran = 0;
     for (int c = 0; c < CASES; c++) {
         const size_t d = c % 3 == 0 ? 128 : c % 3 == 1 ? 64 : 256;
         const clattn_dtype dt = c % 2 ? CLATTN_BF16 : CLATTN_F16;
+        const int tile = c >= TILE_F16;
+        const int mc = tile ? c - TILE_F16 + MASK_F16 : c; /* the mask case it repeats */
         struct problem p;
-        const size_t nq = 70, nk = 300;
+        const size_t nq = 70, nk = tile ? 304 : 300;
         problem_init(&p, 2, 4, 2, nq, nk, d, d, dt, causals[c % 3], 100 + (uint64_t)c);
         p.kv_lens[0] = 300, p.kv_lens[1] = c == SINKS ? 0 : 171;
         p.o.kv_lens = c % 4 == 1 || c == SINKS || c == TOGETHER ? p.kv_lens : NULL;
@@ -369,17 +375,17 @@ static void test_tensor_core_shapes(void **state)
             p.o.window_left = 50, p.o.window_right = 10;
         if (c == SINKS)
             p.o.sinks = p.sinks;
-        if (c >= MASK_F32 && c <= MASK_BOOL) {
-            const size_t mh = c == MASK_F16 ? 4 : 1, n = 2 * mh * nq * nk;
-            const clattn_dtype mdt = c == MASK_F16 ? CLATTN_F16 : c == MASK_BF16 ? CLATTN_BF16
-                                                                                 : CLATTN_F32;
+        if (mc >= MASK_F32 && mc <= MASK_BOOL) {
+            const size_t mh = mc == MASK_F16 ? 4 : 1, n = 2 * mh * nq * nk;
+            const clattn_dtype mdt = mc == MASK_F16 ? CLATTN_F16 : mc == MASK_BF16 ? CLATTN_BF16
+                                                                                   : CLATTN_F32;
             p.mask = malloc(n * 4);
             assert_non_null(p.mask);
             for (size_t i = 0; i < n; i++) {
                 float x = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
                 if ((i * 7919) % 5 == 0 || (i / nk) % nq == 3) /* row 3: all hidden */
                     x = -INFINITY;
-                if (c == MASK_BOOL)
+                if (mc == MASK_BOOL)
                     ((uint8_t *)p.mask)[i] = x != -INFINITY;
                 else if (mdt == CLATTN_F32)
                     ((float *)p.mask)[i] = x;
@@ -387,8 +393,8 @@ static void test_tensor_core_shapes(void **state)
                     ((uint16_t *)p.mask)[i] = mdt == CLATTN_F16 ? clattn_f32_to_f16(x)
                                                                 : clattn_f32_to_bf16(x);
             }
-            p.o.mask = (clattn_mask){ c == MASK_BOOL ? CLATTN_MASK_BOOL : CLATTN_MASK_ADD, mdt, 2,
-                                      mh, { 0, 0, 0, 0 }, p.mask };
+            p.o.mask = (clattn_mask){ mc == MASK_BOOL ? CLATTN_MASK_BOOL : CLATTN_MASK_ADD, mdt,
+                                      2, mh, { 0, 0, 0, 0 }, p.mask };
         }
         if (c == TOGETHER)
             set_variants_together(&p, 64, 129);
