@@ -14,8 +14,9 @@
  * Builds per head dimension (cl/meson.build): fp16 or bf16 storage
  * (-DDTYPE_BF16: wgmma's bf16 form), and with -DWG_SCORE=1 the variants
  * that change scores one at a time (softcap, ALiBi, an additive or boolean
- * mask), whose loop over the key blocks is specialised for softcap alone
- * and ALiBi alone, the rest taking the bits at run time. Every build takes
+ * mask), whose loop over the key blocks is specialised for each alone
+ * (an fp32 mask, a 16-bit or boolean one with its rows on 16-byte
+ * boundaries), any mix taking the bits at run time. Every build takes
  * the key ranges (causal, windows, lengths), sinks, the split and the LSE:
  * a window costs one comparison a block, a sink one term a row.
  *
@@ -264,9 +265,9 @@ static inline __attribute__((always_inline)) void wg_load_mask_f32(
  * bytes a key): row r (0..15, this work-item's rows lane / 4 + 8 h) of
  * `chunks` 16-byte chunks (4 to 16), chunk c at ((c ^ (r % chunks)) 16)
  * (swizzled: the reads of a quad's words across eight rows fall in
- * distinct banks). Each lane quad copies
- * its own two rows, lane q chunks 4 u + q (64 contiguous bytes a row per
- * copy); chunks from n_k on and rows past the sequence's are zero-filled.
+ * distinct banks). Each lane quad copies its own two rows, lane q chunks
+ * 4 u + q (64 contiguous bytes a row per copy); chunks from n_k on and rows
+ * past the sequence's are zero-filled.
  * The rows must be 16-byte aligned (the host says so in mask_dtype). */
 static inline __attribute__((always_inline)) void wg_copy_mask_tile(
     uint tile, __global const uint *mask, const struct fused_row_variants *rv, const uint *end,
