@@ -192,6 +192,8 @@ typedef struct bench_inputs {
                                     * dout */
     cli_variant_data variant;      /* the variant's tensors for this shape */
     clattn_options opts;           /* the config's options pointing at them */
+    clattn_extras extras;          /* ... and those tensors on the device, which the
+                                    * rows' calls take (bench_inputs_variant) */
     int cached;                    /* the cache's forms were made: */
     cli_cache_data cache;          /* ... the device's (pages, packed, scales) */
     clattn_options ref_opts;       /* ... and the reference's options for in->k, in->v */
@@ -215,6 +217,13 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_dim_v,
                       uint64_t seed, bench_inputs *in, char *detail, size_t cap);
 void bench_inputs_free(bench_inputs *in);
+
+/* The variant's tensors (ALiBi slopes, sinks, the mask) uploaded once for
+ * the case into in->extras, as an engine keeps them on the device: from
+ * the options' host arrays every timed call would copy them again (a
+ * [1, 1, N, N] fp16 mask at N = 4096 is 32 MiB). 0, or a library code
+ * with `detail` written. */
+int bench_inputs_variant(clattn_ctx *ctx, bench_inputs *in, char *detail, size_t cap);
 
 /* The KV cache's forms of the inputs (the config's --kv-type, --page-size,
  * --packed): K and V quantized on the host (the reference's copies replaced

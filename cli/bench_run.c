@@ -154,7 +154,8 @@ int bench_inputs_too_big(const bench_device *dev, const clattn_shape *shape, cha
 
 void bench_inputs_free(bench_inputs *in)
 {
-    cl_mem *bufs[] = { &in->dcheck, &in->dout, &in->dv, &in->dk, &in->dq };
+    cl_mem *bufs[] = { &in->dcheck, &in->dout, &in->dv, &in->dk, &in->dq,
+                       &in->extras.alibi_slopes, &in->extras.sinks, &in->extras.mask };
     cli_variant_free(&in->variant);
     cli_cache_free(&in->cache);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
@@ -173,6 +174,7 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_di
                       uint64_t seed, bench_inputs *in, char *detail, size_t cap)
 {
     memset(in, 0, sizeof *in);
+    clattn_default_extras(&in->extras);
     in->variant.mask_keep = 1.0;
     in->shape = *shape;
     in->head_dim_v = head_dim_v ? head_dim_v : shape->head_dim;
@@ -221,9 +223,7 @@ int bench_inputs_make(clattn_ctx *ctx, const clattn_shape *shape, size_t head_di
         if (err != CL_SUCCESS) {
             snprintf(detail, cap, "creating or filling %s (%zu B): OpenCL error %d",
                      bufs[i].name, bufs[i].bytes, (int)err);
-            return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-                           err == CL_INVALID_BUFFER_SIZE
-                ? CLATTN_EOOM : CLATTN_ECL;
+            return err == CL_INVALID_BUFFER_SIZE ? CLATTN_EOOM : cli_cl_status(err);
         }
     }
     return CLATTN_OK;
@@ -282,8 +282,38 @@ int bench_inputs_cache(clattn_ctx *ctx, const bench_config *cfg, bench_inputs *i
         in->dcheck = upload_buffer(cl, NULL, in->o_bytes, &err);
     if (err != CL_SUCCESS) {
         snprintf(detail, cap, "uploading the KV cache: OpenCL error %d", (int)err);
-        return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                   ? CLATTN_EOOM : CLATTN_ECL;
+        return cli_cl_status(err);
+    }
+    return CLATTN_OK;
+}
+
+int bench_inputs_variant(clattn_ctx *ctx, bench_inputs *in, char *detail, size_t cap)
+{
+    const clattn_shape *s = &in->shape;
+    const clattn_options *o = &in->opts;
+    const struct {
+        cl_mem *buf;
+        const void *host;
+        size_t bytes;
+        const char *name;
+    } up[] = {
+        { &in->extras.alibi_slopes, o->alibi_slopes,
+          (o->alibi_per_sequence ? s->batch : 1) * s->heads * 4, "ALiBi slopes" },
+        { &in->extras.sinks, o->sinks, s->heads * 4, "sinks" },
+        { &in->extras.mask, o->mask.kind != CLATTN_MASK_NONE ? o->mask.host : NULL,
+          in->variant.mask_bytes, "mask" },
+    };
+    for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
+        if (!up[i].host || !up[i].bytes)
+            continue;
+        cl_int err;
+        *up[i].buf = upload_buffer(clattn_cl_context(ctx), up[i].host, up[i].bytes, &err);
+        if (err != CL_SUCCESS) {
+            *up[i].buf = NULL;
+            snprintf(detail, cap, "uploading the %s (%zu B): OpenCL error %d", up[i].name,
+                     up[i].bytes, (int)err);
+            return cli_cl_status(err);
+        }
     }
     return CLATTN_OK;
 }
@@ -332,58 +362,6 @@ static int record_failure(bench_row *row, int rc)
         snprintf(row->detail, sizeof row->detail, "%s%s%s", clattn_error_name(rc),
                  why[0] ? ": " : "", why);
     return rc == CLATTN_EDEVLOST ? CLATTN_EDEVLOST : 0;
-}
-
-/* The variant's tensors (ALiBi slopes, sinks, the mask) on the device,
- * uploaded once for the row, as an engine keeps them: from the options'
- * host arrays a call copies them in every timed call (a [1, 1, N, N] fp16
- * mask at N = 4096 is 32 MiB). */
-struct row_tensors {
-    cl_mem buf[3];
-    clattn_extras ex;
-};
-
-static void row_tensors_free(struct row_tensors *t)
-{
-    for (int i = 0; i < 3; i++)
-        if (t->buf[i])
-            clReleaseMemObject(t->buf[i]);
-}
-
-static int row_tensors_make(clattn_ctx *ctx, const clattn_options *o, const bench_inputs *in,
-                            struct row_tensors *t, bench_row *row)
-{
-    const clattn_shape *s = &in->shape;
-    const struct {
-        const void *host;
-        size_t bytes;
-        const char *name;
-    } want[3] = {
-        { o->alibi_slopes, (o->alibi_per_sequence ? s->batch : 1) * s->heads * 4, "ALiBi slopes" },
-        { o->sinks, s->heads * 4, "sinks" },
-        { o->mask.kind != CLATTN_MASK_NONE ? o->mask.host : NULL, in->variant.mask_bytes, "mask" },
-    };
-    memset(t, 0, sizeof *t);
-    clattn_default_extras(&t->ex);
-    for (int i = 0; i < 3; i++) {
-        if (!want[i].host || !want[i].bytes)
-            continue;
-        cl_int err;
-        t->buf[i] = clCreateBuffer(clattn_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                   want[i].bytes, (void *)want[i].host, &err);
-        if (err != CL_SUCCESS) {
-            t->buf[i] = NULL;
-            row->status = BENCH_ERROR;
-            snprintf(row->detail, sizeof row->detail, "uploading the %s (%zu B): OpenCL error %d",
-                     want[i].name, want[i].bytes, (int)err);
-            return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                ? CLATTN_EOOM : CLATTN_ECL;
-        }
-    }
-    t->ex.alibi_slopes = t->buf[0];
-    t->ex.sinks = t->buf[1];
-    t->ex.mask = t->buf[2];
-    return CLATTN_OK;
 }
 
 /* The untimed call the check reads, waited for. */
@@ -445,46 +423,6 @@ static void derive_rates(clattn_ctx *ctx, const bench_device *dev, bench_row *ro
         dev->ceil.bandwidth.source != CLATTN_SRC_NONE && bw > 0 ? row->gbps * 1e9 / bw : 0;
 }
 
-/* The row's run with the variant's tensors in `ex`: the checked call, then
- * the timed ones. */
-static int timed_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
-                     bench_inputs *in, bench_row *row, const clattn_options *opts_in,
-                     const clattn_extras *ex)
-{
-    clattn_options opts = *opts_in;
-    clattn_run_info info;
-    int rc = call_once(ctx, &opts, ex, in, &info);
-    if (rc == 0)
-        rc = unpack_output(ctx, in);
-    if (rc < 0)
-        return record_failure(row, rc);
-    snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
-    row->splits = info.splits;
-    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->dout_bytes +
-                         in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
-    if (info.predicted_peak_bytes)
-        row->mem_predicted = info.predicted_peak_bytes;
-
-    rc = bench_check_row(ctx, in, cfg->args->check, row);
-    if (rc < 0) {
-        row->status = BENCH_ERROR;
-        snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
-                 clattn_last_error_detail());
-        return rc == CLATTN_EDEVLOST ? rc : 0;
-    }
-    rc = time_row(ctx, &opts, ex, in, cfg, row);
-    if (rc < 0)
-        return record_failure(row, rc);
-    derive_rates(ctx, dev, row);
-    row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
-    if (row->predicted_oom && row->detail[0]) {
-        char prior[sizeof row->detail];
-        snprintf(prior, sizeof prior, "%s", row->detail);
-        snprintf(row->detail, sizeof row->detail, "predicted OOM (%.280s), but it ran", prior);
-    }
-    return CLATTN_OK;
-}
-
 int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
                   bench_inputs *in, bench_row *row)
 {
@@ -505,14 +443,36 @@ int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *
         snprintf(row->detail, sizeof row->detail, "poisoning O: OpenCL error %d", (int)err);
         return CLATTN_EDEVLOST;
     }
-    struct row_tensors tensors;
-    int rc = row_tensors_make(ctx, &opts, in, &tensors, row);
-    if (rc < 0) { /* the row says why; the next row may fit */
-        row_tensors_free(&tensors);
-        return 0;
+    clattn_run_info info;
+    int rc = call_once(ctx, &opts, &in->extras, in, &info);
+    if (rc == 0)
+        rc = unpack_output(ctx, in);
+    if (rc < 0)
+        return record_failure(row, rc);
+    snprintf(row->kernel, sizeof row->kernel, "%s", info.kernel);
+    row->splits = info.splits;
+    row->mem_allocated = info.allocated_bytes + (uint64_t)in->q_bytes + in->dout_bytes +
+                         in->kv_bytes + in->v_bytes + in->variant.mask_bytes;
+    if (info.predicted_peak_bytes)
+        row->mem_predicted = info.predicted_peak_bytes;
+
+    rc = bench_check_row(ctx, in, cfg->args->check, row);
+    if (rc < 0) {
+        row->status = BENCH_ERROR;
+        snprintf(row->detail, sizeof row->detail, "check: %s: %s", clattn_error_name(rc),
+                 clattn_last_error_detail());
+        return rc == CLATTN_EDEVLOST ? rc : 0;
     }
-    rc = timed_row(ctx, cfg, dev, in, row, &opts, &tensors.ex);
-    row_tensors_free(&tensors);
-    return rc;
+    rc = time_row(ctx, &opts, &in->extras, in, cfg, row);
+    if (rc < 0)
+        return record_failure(row, rc);
+    derive_rates(ctx, dev, row);
+    row->status = row->check_ok ? BENCH_OK : BENCH_FAIL;
+    if (row->predicted_oom && row->detail[0]) {
+        char prior[sizeof row->detail];
+        snprintf(prior, sizeof prior, "%s", row->detail);
+        snprintf(row->detail, sizeof row->detail, "predicted OOM (%.280s), but it ran", prior);
+    }
+    return CLATTN_OK;
 }
 

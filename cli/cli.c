@@ -208,6 +208,12 @@ void cli_release_buffers(cl_mem *b, size_t n)
     }
 }
 
+int cli_cl_status(cl_int err)
+{
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ? CLATTN_EOOM
+                                                                                  : CLATTN_ECL;
+}
+
 void cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap)
 {
     static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

@@ -143,6 +143,11 @@ const char *cli_path_name(clattn_path p);     /* "auto" / "naive" / "fused" */
 /* Releases the buffers b[0..n) that are not NULL and sets them NULL. */
 void cli_release_buffers(cl_mem *b, size_t n);
 
+/* The library code for a failed buffer creation, upload or fill:
+ * CLATTN_EOOM where the device ran out of memory or resources, else
+ * CLATTN_ECL. */
+int cli_cl_status(cl_int err);
+
 /* A fused plan's tiles and split into the model's problem (whose shape is
  * set): the kernel packs the H / Hkv query heads of a KV head into BLOCK_M
  * rows, the model counts one head's rows. */

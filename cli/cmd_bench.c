@@ -148,6 +148,8 @@ static int run_case(clattn_ctx *ctx, const bench_config *cfg, const bench_device
     }
     if (rc == 0)
         rc = bench_inputs_cache(ctx, cfg, &in, detail, sizeof detail);
+    if (rc == 0)
+        rc = bench_inputs_variant(ctx, &in, detail, sizeof detail);
     if (rc < 0) {
         /* Out of memory confirms a prediction; anywhere else it is an error. */
         for (size_t i = 0; i < n; i++)

@@ -261,8 +261,7 @@ static int run_device(clattn_ctx *ctx, const verify_variant *c, const clattn_opt
     if (err == CL_SUCCESS)
         err = clFinish(queue);
     if (err != CL_SUCCESS) {
-        rc = err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES
-                 ? CLATTN_EOOM : CLATTN_ECL;
+        rc = cli_cl_status(err);
         goto out;
     }
     clattn_extras ex = CLATTN_EXTRAS_INIT;

@@ -7,9 +7,8 @@
  * at build time by cl/ptxgen.py (clang + libclc; NVIDIA's OpenCL compiler
  * cannot emit wgmma), one PTX per head dimension (-DD=64, 128, 256), so the
  * call's variant comes as arguments: `group` (H / Hkv), `flags`
- * (FUSED_F_*) and `mask_dtype` (bits 0-1: an additive mask's storage as
- * MASK_DTYPE; bit 2: every mask row starts on a 16-byte boundary and n_k
- * is a multiple of 16 bytes' keys), after the shared list.
+ * (FUSED_F_*) and `mask_dtype` (the mask word of fused_variant.h: an
+ * additive mask's storage, FUSED_MASK_ROWS16), after the shared list.
  *
  * Builds per head dimension (cl/meson.build): fp16 or bf16 storage
  * (-DDTYPE_BF16: wgmma's bf16 form), and with -DWG_SCORE=1 the variants
@@ -64,8 +63,6 @@
 #ifndef WG_SCORE
 #define WG_SCORE 0
 #endif
-/* The bits applied one score at a time (the score build's). */
-#define WG_PER_SCORE (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK | FUSED_F_MASK_BOOL)
 
 #if !defined(D) || (D != 64 && D != 128 && D != 256)
 #error "build with -DD=64, 128 or 256"
@@ -235,6 +232,7 @@ static inline __attribute__((always_inline)) void issue_pv(float *acc, const uin
 #define WG_MASK_BOOL 6u /* a boolean mask alone (rows on 16-byte boundaries): the tile */
 #define WG_GENERIC 7u   /* any mix: the bits read at run time */
 #define WG_IS_MASK(lk) ((lk) >= WG_MASK_F32 && (lk) <= WG_MASK_BOOL)
+#define WG_IS_TILED(lk) ((lk) >= WG_MASK_F16 && (lk) <= WG_MASK_BOOL) /* through the tile */
 
 /* An fp32 mask's values of one block for this work-item's scores (keys
  * from kb), read from global memory while the block's Q K^T runs: score i
@@ -499,7 +497,7 @@ static inline __attribute__((always_inline)) void consume_blocks(
     for (uint j = 0; j < nb; j++) {
         const uint st = j % STAGES;
         const uint kb = kv_begin + j * BN;
-        if (lk == WG_MASK_F16 || lk == WG_MASK_BF16 || lk == WG_MASK_BOOL) /* while K lands */
+        if (WG_IS_TILED(lk)) /* while K lands */
             wg_copy_mask_tile(tile, fv->mask, rv, end, kb, n_k, lane, lk == WG_MASK_BOOL ? 1 : 2);
         mbar_wait(FULL(st), (j / STAGES) & 1);
         fence_proxy_async(); /* the producer's cp.async writes, for wgmma's async proxy */
@@ -507,7 +505,7 @@ static inline __attribute__((always_inline)) void consume_blocks(
         if (lk == WG_MASK_F32) /* under the GEMM */
             wg_load_mask_f32(mw, fv->mask, rv, end, kb, lane);
         WGMMA_WAIT(0);
-        if (lk == WG_MASK_F16 || lk == WG_MASK_BF16 || lk == WG_MASK_BOOL) {
+        if (WG_IS_TILED(lk)) {
             asm volatile("cp.async.wait_all;\n" ::: "memory");
             NAMED_BAR_WARP_SYNC(); /* the quad's copies, for all four lanes */
         }
@@ -587,16 +585,16 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags,
         const uint row = row_a + 8 * h;
         rv[h] = fused_row_variants_of(at.b, at.hk * group + row % group, row / group,
                                       at.align_off, heads, flags, alibi, m_off, m_sb, m_sh, m_sr);
-        rv[h].mask_dtype = mask_dtype & 3u;
+        rv[h].mask_dtype = mask_dtype & FUSED_MASK_DTYPE_BITS;
         if (row >= at.n_rows)
             rv[h].mask_row = 0; /* a row past the sequence's reads the mask's first element */
     }
     /* Each variant alone, as models run them, gets a loop of its own with
      * its kind a constant; any mix reads the bits. */
-    const uint sf = flags & WG_PER_SCORE;
+    const uint sf = flags & NV_WGMMA_SCORE_BITS;
     /* The warp's mask tile (MASK_WARP_BYTES, after the mbarriers). */
     const uint tile = bars + BARS_BYTES + (4 * g + w) * MASK_WARP_BYTES;
-    const uint mdt = mask_dtype & 3u, rows16 = mask_dtype & 4u;
+    const uint mdt = mask_dtype & FUSED_MASK_DTYPE_BITS, rows16 = mask_dtype & FUSED_MASK_ROWS16;
 #define CONSUME(lk, sl2)                                                                   \
     consume_blocks(acc, m, l, begin, end, nb, at.kv_begin, q_addr_g, kv0, bars, tile, n_k,    \
                    lane, sl2, lk, sf, rv, &fv)

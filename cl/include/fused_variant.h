@@ -41,6 +41,14 @@
  * cl/include/kv_cache.clh to take them. */
 #define FUSED_F_CACHE (FUSED_F_PAGED | FUSED_F_PACKED_Q | FUSED_F_PACKED_K | FUSED_F_KV_QUANT)
 
+/* A build-time binary's mask word (its argument after the flags): bits 0-1
+ * an additive mask's storage (MASK_DTYPE's values: fp32, fp16, bf16),
+ * and FUSED_MASK_ROWS16 when every mask row starts on a 16-byte boundary
+ * and holds whole 16-byte chunks (offset, strides and Nk multiples of 16
+ * bytes' elements), so that a kernel may copy the rows in chunks. */
+#define FUSED_MASK_DTYPE_BITS 3u
+#define FUSED_MASK_ROWS16 4u
+
 /* X(NAME) for each bit FUSED_F_<NAME>, in order: the build options' names. */
 #define FUSED_VARIANT_BITS(X)                                                              \
     X(CAUSAL) X(CAUSAL_BR) X(LSE_OUT) X(SPLIT) X(KV_LENS) X(Q_LENS) X(SOFTCAP) X(ALIBI)    \

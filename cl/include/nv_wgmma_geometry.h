@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tiles cl/fused/nv_wgmma.cl is built with, per head dimension d: the
- * kernel (C preprocessor of OpenCL C, through cl/ptxgen.py) and its host
- * descriptor (src/fused/nv_wgmma.c: configure, the split's key chunks, the
- * launch) read them from here, so that they cannot differ. Plain
+ * The tiles cl/fused/nv_wgmma.cl is built with, per head dimension d, and
+ * the variants its score flavour adds: the kernel (C preprocessor of
+ * OpenCL C, through cl/ptxgen.py) and its host descriptor
+ * (src/fused/nv_wgmma.c: configure, the split's key chunks, the binary's
+ * name, the launch) read them from here, so that they cannot differ. Plain
  * preprocessor arithmetic, valid in #if.
  *
  * BM: packed rows per work-group (two consumer warpgroups of 64 rows).
@@ -23,5 +24,10 @@
 /* Work-groups one SM holds: d = 64 is built at .maxnreg 80 (cl/meson.build)
  * with an 80 KiB ring; the others at 168 fill the register file. */
 #define NV_WGMMA_GROUPS_PER_SM(d) ((d) == 64 ? 2u : 1u)
+
+/* The variants applied one score at a time, which the score flavour's
+ * binaries (-DWG_SCORE=1) take and the plain ones do not
+ * (cl/include/fused_variant.h's bits). */
+#define NV_WGMMA_SCORE_BITS (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK | FUSED_F_MASK_BOOL)
 
 #endif

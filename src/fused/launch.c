@@ -40,10 +40,7 @@ static void fused_variant_args(struct kernel_args *a, const struct attention_cal
 }
 
 /* What a build-time binary learns of the mask beyond its pointer and
- * strides (cl/fused/nv_wgmma.cl's mask_dtype): bits 0-1 an additive mask's
- * storage, bit 2 set when every row starts on a 16-byte boundary and holds
- * a whole number of 16-byte chunks (offset, strides and Nk multiples of
- * 16 bytes' elements), which lets the kernel copy its rows in chunks. */
+ * strides: the mask word of cl/include/fused_variant.h. */
 static unsigned mask_word(const struct attention_call *c)
 {
     const clattn_mask *mk = &c->opts->mask;
@@ -56,7 +53,7 @@ static unsigned mask_word(const struct attention_call *c)
     const int rows16 = m.offset % per_chunk == 0 && m.batch % per_chunk == 0 &&
                        m.head % per_chunk == 0 && m.row % per_chunk == 0 &&
                        c->shape->kv_len % per_chunk == 0;
-    return dtype | (rows16 ? 4u : 0u);
+    return dtype | (rows16 ? FUSED_MASK_ROWS16 : 0u);
 }
 
 /* The lengths' arguments: kv_lens and q_lens, or the packed offsets in

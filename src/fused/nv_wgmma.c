@@ -22,13 +22,10 @@
 
 extern const struct fused_kernel fused_nv_wgmma;
 
-/* The variants the score flavour adds (WG_PER_SCORE of the kernel). */
-#define SCORE_FLAVOUR_BITS (FUSED_F_SOFTCAP | FUSED_F_ALIBI | FUSED_F_MASK | FUSED_F_MASK_BOOL)
-
 static void binary_name(size_t d, clattn_dtype dtype, unsigned flags, char *buf, size_t cap)
 {
     snprintf(buf, cap, "fused_nv_wgmma_d%zu%s%s.ptx", d,
-             (flags & SCORE_FLAVOUR_BITS) ? "_score" : "", dtype == CLATTN_BF16 ? "_bf16" : "");
+             (flags & NV_WGMMA_SCORE_BITS) ? "_score" : "", dtype == CLATTN_BF16 ? "_bf16" : "");
 }
 
 static const char *cannot_run(const struct device_facts *dev, const struct attention_call *c)
@@ -252,7 +249,7 @@ const struct fused_kernel fused_nv_wgmma = {
                "64/128/256",
     /* Not the caller's snippets (a binary cannot take source) nor the
      * cache forms (paged, packed, quantized: nv-decode and nv-mma's). */
-    .variants = FUSED_F_WINDOW | FUSED_F_SINKS | SCORE_FLAVOUR_BITS | FUSED_F_ALIBI_SEQ,
+    .variants = FUSED_F_WINDOW | FUSED_F_SINKS | NV_WGMMA_SCORE_BITS | FUSED_F_ALIBI_SEQ,
     .dtypes = FUSED_DTYPE(CLATTN_F16) | FUSED_DTYPE(CLATTN_BF16),
     .cannot_run = cannot_run,
     .not_preferred = not_preferred,

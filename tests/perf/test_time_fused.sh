@@ -56,4 +56,13 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "FAIL: --softcap -1: status $rc, want 2 (the variants' options unread?)"; exit 1; }
 echo "ok: a bad --softcap is a usage error"
+# A snippet that does not compile fails the call: the snippet reaches the build.
+echo 'float clattn_score_mod(float s, uint b, uint h, uint q, uint k) { return s +; }' >"$snippet"
+set +e
+"$TF" --shape 1,4,2,9,70,16 --dtype fp16 --kernel portable --score-mod "$snippet" --reps 2 \
+    --batches 1 >/dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "FAIL: a snippet that does not compile: status $rc, want 1"; exit 1; }
+echo "ok: a snippet that does not compile fails the call"
 echo "PASS"
