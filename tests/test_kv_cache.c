@@ -16,7 +16,9 @@
  * kernel's first layout at 3 chunks too; by turns without --full); the
  * portable and cpu kernels must
  * take every one, the cpu kernel in both its layouts (keys across the
- * lanes, rows across them) whatever the case's rows. Outputs are poisoned (NaN) first. Exits 77
+ * lanes, rows across them) whatever the case's rows; nv-decode's two
+ * register paths each on the caches they take (test_decode_register_paths).
+ * Outputs are poisoned (NaN) first. Exits 77
  * without an OpenCL device.
  */
 #include <math.h>
@@ -885,6 +887,104 @@ static void test_append(void **state)
     }
 }
 
+/* nv-decode's two register paths on the caches they take, each asked for
+ * by name (AUTO picks one per cache): direct=1 holds the next block's
+ * fragments, direct=2 stages rows as stored in a ring (2 to 8 stages,
+ * 16- and 32-key blocks) and reads the fragments out of it. Each quantized
+ * type on both tensors, mixed with fp16, contiguous and paged (pages of 16
+ * keys token-major, 32 head-major), d = 64 and 128, 4 and 16 packed rows,
+ * at the library's split and at 3 chunks, a length not a multiple of a
+ * block. A q8_0 cache whose rows start on 2-byte boundaries (an offset of
+ * one block, 34 bytes) is refused by direct=2 and runs on AUTO's choice.
+ * Skipped where nv-decode does not run (not an NVIDIA device of compute
+ * capability 8.9+). */
+static void test_decode_register_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        clattn_kv_type k, v;
+        size_t d, nq, page;
+        int token_major;
+    } cases[] = {
+        { CLATTN_KV_Q8_0, CLATTN_KV_Q8_0, 128, 1, 0, 0 },
+        { CLATTN_KV_Q4_0, CLATTN_KV_Q4_0, 128, 4, 16, 1 },
+        { CLATTN_KV_FP8_E4M3, CLATTN_KV_FP8_E4M3, 128, 1, 32, 0 },
+        { CLATTN_KV_Q8_0, CLATTN_KV_DTYPE, 64, 4, 0, 0 },
+        { CLATTN_KV_DTYPE, CLATTN_KV_Q4_0, 128, 1, 16, 1 },
+        { CLATTN_KV_Q4_0, CLATTN_KV_FP8_E4M3, 64, 1, 0, 0 },
+        { CLATTN_KV_DTYPE, CLATTN_KV_DTYPE, 128, 1, 16, 1 },
+        { CLATTN_KV_Q8_0, CLATTN_KV_Q8_0, 64, 4, 32, 0 },
+    };
+    static const struct {
+        const char *params;
+        struct tiles tiles;
+        uint32_t splits;
+    } runs[] = {
+        { "direct=1", { 16, 16 }, 0 },
+        { "direct=2", { 16, 16 }, 0 },
+        { "direct=2,stages=2", { 16, 16 }, 3 },
+        { "direct=2,stages=8", { 16, 32 }, 0 },
+        { "direct=2,stages=3", { 16, 32 }, 3 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct problem p;
+        const size_t d = cases[c].d;
+        problem_init(&p, 2, 8, 2, cases[c].nq, 300, d, d, CLATTN_F16, cases[c].k, cases[c].v,
+                     CLATTN_CAUSAL_BOTTOM_RIGHT, 900 + c);
+        p.kv_lens[0] = 300;
+        p.kv_lens[1] = 77;
+        p.o.kv_lens = p.kv_lens;
+        const size_t rows = p.s.batch * p.s.heads * p.s.q_len;
+        double *ref = malloc(rows * d * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+        assert_true(ref && ref_lse);
+        assert_int_equal(clattn_reference_ex(&p.s, &p.o, p.q, p.k, p.v, ref, ref_lse), CLATTN_OK);
+        char what[96];
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            snprintf(what, sizeof what, "case %zu, %s, %zux%zu", c, runs[i].params,
+                     runs[i].tiles.bm, runs[i].tiles.bn);
+            const struct form f = { cases[c].page, cases[c].token_major, 0, 0, 0, what };
+            p.o.kernel_params = runs[i].params;
+            struct device_run r;
+            if (run_form(&p, &f, CLATTN_FUSED_NV_DECODE, runs[i].tiles, runs[i].splits, &r)) {
+                if (c == 0 && i == 0) {
+                    free(ref), free(ref_lse), problem_free(&p);
+                    skip(); /* nv-decode does not run on this device */
+                }
+                fail_msg("%s: nv-decode does not take it: %s", what, clattn_last_error_detail());
+            }
+            check_run(&p, &f, &r, ref, ref_lse);
+            free(r.o);
+            free(r.lse);
+        }
+        free(ref), free(ref_lse), problem_free(&p);
+    }
+
+    /* K one q8_0 block (34 bytes) into its buffer; the reference takes the
+     * contiguous K. */
+    struct problem p;
+    problem_init(&p, 2, 8, 2, 1, 300, 128, 128, CLATTN_F16, CLATTN_KV_Q8_0, CLATTN_KV_Q8_0,
+                 CLATTN_CAUSAL_NONE, 950);
+    const size_t rows = 2 * 8;
+    double *ref = malloc(rows * 128 * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+    assert_true(ref && ref_lse);
+    assert_int_equal(clattn_reference_ex(&p.s, &p.o, p.q, p.k, p.v, ref, ref_lse), CLATTN_OK);
+    const size_t kb = 2 * 2 * 300 * row_bytes(CLATTN_KV_Q8_0, CLATTN_F16, 128);
+    char *shifted = malloc(kb + 34);
+    assert_non_null(shifted);
+    memcpy(shifted + 34, p.k, kb);
+    free(p.k);
+    p.k = shifted;
+    p.o.k_layout.byte_offset = 34;
+    const struct form f = { 0, 0, 0, 0, 0, "q8_0 K at a 34-byte offset" };
+    struct device_run r;
+    p.o.kernel_params = "direct=2";
+    assert_int_equal(run_form(&p, &f, CLATTN_FUSED_NV_DECODE, (struct tiles){ 16, 16 }, 0, &r), 1);
+    p.o.kernel_params = NULL;
+    assert_int_equal(run_form(&p, &f, CLATTN_FUSED_NV_DECODE, (struct tiles){ 0, 0 }, 0, &r), 0);
+    check_run(&p, &f, &r, ref, ref_lse);
+    free(r.o), free(r.lse), free(ref), free(ref_lse), problem_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     /* Ordered so that --part 1/2 (paged, append, refusals) and 2/2
@@ -894,6 +994,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_paged),           cmocka_unit_test(test_quantized),
         cmocka_unit_test(test_append),          cmocka_unit_test(test_packed),
         cmocka_unit_test(test_refusals),        cmocka_unit_test(test_reference_forms),
+        cmocka_unit_test(test_decode_register_paths),
     };
     return device_suite_main_parts(&ctx, "test_kv_cache", "test_kv_cache [--full] [--part K/N]",
                                    all, sizeof all / sizeof all[0], argc, argv);

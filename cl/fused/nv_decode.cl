@@ -35,17 +35,29 @@
  * columns of an 8-column tile group are 16 contiguous bytes of a V row
  * (NV_ACC_COL); two keys' words are paired with byte permutes.
  *
+ * With DIRECT=2 (the staged register path) the rows go through a ring of
+ * STAGES blocks as the cache stores them (cl/include/nv_kv_stage.clh) and
+ * each lane reads its fragments out of the block's stage when the math
+ * takes them: the bytes in flight are the ring's, where DIRECT=1 holds
+ * one block's fragments, which for a q8_0 or q4_0 cache carry a half or
+ * a quarter of fp16's bytes. A lane reads whole runs of its rows (a block's
+ * scale once, its bytes as words): in Q K^T lane t takes columns
+ * [t D / 4, (t + 1) D / 4) of its keys (STAGED_Q_CHUNK orders Q's the same
+ * way), in P V lane g supplies V's columns [g D / 8, (g + 1) D / 8)
+ * (NV_ACC_COL).
+ *
  * K and V as the cache keeps them (cl/include/kv_cache.clh): pages through
- * a block table on both paths, q8_0 / q4_0 / fp8 e4m3 on the register
- * path, whose loads keep the stored bytes and whose math converts them
+ * a block table on every path, q8_0 / q4_0 / fp8 e4m3 on the register
+ * paths, whose loads keep the stored bytes and whose math converts them
  * (cl/include/nv_kv_frag.clh).
  *
  * fp16 or bf16 storage (quantized caches: fp16). Build options: -DD=<64|128|256> -DBN=<keys per block,
  * multiple of 16> -DMT=<1|2: 16-row tiles> -DSTAGES=<2..8> -DMERGE=<0|1:
  * combine the chunks here, else cl/fused/combine.cl does> -DSTEAL=<0|1: the
- * groups of a row tile take its chunks in turn> -DDIRECT=<0|1: K and V in
- * registers; MT = 1, D <= 128, STAGES = 2> -DPREFETCH=<0..8: on the
- * register path, the key block that far ahead asked of the L2>, and
+ * groups of a row tile take its chunks in turn> -DDIRECT=<0|1|2: K and V
+ * in registers; 1: MT = 1, D <= 128, STAGES = 2; 2: staged, MT = 1,
+ * D <= 128, BN = 16 or 32, with -DKV_COPY> -DPREFETCH=<0..8: on
+ * DIRECT=1, the key block that far ahead asked of the L2>, and
  * fused_grid.clh's.
  */
 #if !defined(D) || !defined(BN) || !defined(MT) || !defined(STAGES) || !defined(MERGE) || \
@@ -70,8 +82,11 @@
 #ifndef PREFETCH
 #define PREFETCH 0
 #endif
-#if DIRECT && (MT != 1 || D > 128 || STAGES != 2)
-#error "DIRECT takes MT = 1, D <= 128 and STAGES = 2 (the next block in registers)"
+#if DIRECT == 1 && (MT != 1 || D > 128 || STAGES != 2)
+#error "DIRECT=1 takes MT = 1, D <= 128 and STAGES = 2 (the next block in registers)"
+#endif
+#if DIRECT == 2 && (MT != 1 || D > 128 || (BN != 16 && BN != 32))
+#error "DIRECT=2 takes MT = 1, D <= 128 and BN = 16 or 32"
 #endif
 #if defined(K_TYPE) && defined(V_TYPE) && (K_TYPE != 0 || V_TYPE != 0) && \
     (!DIRECT || !defined(DTYPE_F16))
@@ -89,12 +104,22 @@
  * accumulators (one 16-row tile up to d = 128); else each k-step reads its
  * own from the Q tile, as prefill does. */
 #define Q_IN_REGS (MT * D <= 128 && !DIRECT)
-#if DIRECT
+#if DIRECT == 1
 /* Accumulator column c (0, 1) of 8-column tile n in lane quad t: tile
  * group n / 8 covers 64 columns, tile n % 8 its every 8th. */
 #define NV_ACC_COL(n, t, c) (64 * ((n) / 8) + 8 * (2 * (t) + (c)) + (n) % 8)
 #define NV_ACC_NEIGHBOURS 1 /* tiles n, n + 1 (n even) hold neighbouring columns */
+#elif DIRECT == 2
+/* Lane g supplies P V's B operand from V columns [g D / 8, (g + 1) D / 8),
+ * one run of a row (staged_frags_v), so tile n's column 2 t + c is that
+ * lane's n-th. */
+#define NV_ACC_COL(n, t, c) (NT_O * (2 * (t) + (c)) + (n))
+#define NV_ACC_NEIGHBOURS 1
 #endif
+/* A row's running max seldom moves once a decode's first blocks are in:
+ * the accumulators are rescaled only when it does in some row of the
+ * warp (nv_online_softmax). */
+#define NV_LAZY_RESCALE 1
 #ifndef TRACE
 #define TRACE 0
 #endif
@@ -108,6 +133,11 @@
 #include "nv_chunk_merge.clh"
 #include "kv_cache.clh"
 #include "nv_kv_frag.clh"
+#if DIRECT == 2
+#include "nv_kv_stage.clh"
+#define PITCH_K KV_STAGE_PITCH(K_TYPE)
+#define PITCH_V KV_STAGE_PITCH(V_TYPE)
+#endif
 
 /* -DTRACE=1 (through $CLATTN_BUILD_OPTIONS; measurement only): each
  * group prints, when it ends, the global timer (ns) at its start, when its
@@ -178,6 +208,7 @@ static inline void ring_load_paged(__local uint4 *tile, const struct kv_head *h,
 #define DJ (D / 32) /* 16-byte loads of a key row per lane in Q K^T */
 #define DA (D / 64) /* 64-column groups of O */
 
+#if DIRECT == 1
 /* Lane (g, t)'s B fragments of keys [j0, j0 + BN) for Q K^T: of key
  * j0 + 8 nt + g, the 16 bytes at column 32 j + 8 t. Keys at or past `end`
  * are not read (zeros). */
@@ -231,6 +262,44 @@ static inline __attribute__((always_inline)) void direct_load_v(v_frag vr[KS_PV]
         }
 }
 
+#endif
+
+#if DIRECT == 2
+/* The fragments of a staged block (rows zeros past the walk), each lane
+ * reading whole runs of its rows. Q K^T sums over d in any order Q and K
+ * share: lane t takes columns [t D / 4, (t + 1) D / 4) of its keys (a
+ * q8_0 / q4_0 block at d = 128, half of one at 64), k-step (j, h) their
+ * 8 j + 4 h + {0..3}, and direct_scores reads Q's chunks in that order
+ * (STAGED_Q_CHUNK). P V's columns lane g supplies are its run
+ * [g D / 8, (g + 1) D / 8) (NV_ACC_COL). */
+#define STAGED_Q_CHUNK(j, t) (DJ * (t) + (j))
+static inline __attribute__((always_inline)) void staged_frags_k(k_frag kr[NT_S][DJ],
+                                                                 __local const uchar *stage,
+                                                                 uint g, uint t)
+{
+#pragma unroll
+    for (int nt = 0; nt < NT_S; nt++)
+#pragma unroll
+        for (int j = 0; j < DJ; j++)
+            kr[nt][j] = kv_stage_run(stage + (8 * nt + g) * PITCH_K, K_TYPE, t * (D / 4), j);
+}
+
+static inline __attribute__((always_inline)) void staged_frags_v(v_frag vr[KS_PV][4][DA],
+                                                                 __local const uchar *stage,
+                                                                 uint g, uint t)
+{
+#pragma unroll
+    for (int kk = 0; kk < KS_PV; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int a = 0; a < DA; a++)
+                vr[kk][r][a] = kv_stage_run(
+                    stage + (16 * kk + 2 * t + (r & 1) + 8 * (r >> 1)) * PITCH_V, V_TYPE,
+                    g * (D / 8), a);
+}
+#endif
+
 #define U4_WORD(u, i) ((i) == 0 ? (u).x : (i) == 1 ? (u).y : (i) == 2 ? (u).z : (u).w)
 
 /* S = Q K^T of the block in kr. k-step (j, h) covers columns 32 j + 8 t +
@@ -244,7 +313,12 @@ static inline __attribute__((always_inline)) void direct_scores(float s[MT][NT_S
 #pragma unroll
         for (int nt = 0; nt < NT_S; nt++)
             kx[nt] = K_FRAG_HALVES(kr[nt][j]);
-        const uint4 q0 = q_tile[SWZ(g, 4 * j + t)], q1 = q_tile[SWZ(g + 8, 4 * j + t)];
+#if DIRECT == 2
+        const uint qc = STAGED_Q_CHUNK(j, t);
+#else
+        const uint qc = 4 * j + t;
+#endif
+        const uint4 q0 = q_tile[SWZ(g, qc)], q1 = q_tile[SWZ(g + 8, qc)];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const uint a0 = h ? q0.z : q0.x, a2 = h ? q0.w : q0.y;
@@ -278,10 +352,10 @@ static inline __attribute__((always_inline)) void direct_accumulate_pv(float acc
             for (int e = 0; e < 8; e++) {
                 const uint x0 = U4_WORD(v0, e / 2), x1 = U4_WORD(v1, e / 2);
                 const uint x2 = U4_WORD(v2, e / 2), x3 = U4_WORD(v3, e / 2);
-                const uint b0 = e & 1 ? (x0 >> 16) | (x1 & 0xffff0000u)
-                                      : (x0 & 0xffffu) | (x1 << 16);
-                const uint b1 = e & 1 ? (x2 >> 16) | (x3 & 0xffff0000u)
-                                      : (x2 & 0xffffu) | (x3 << 16);
+                /* The low (high) halves of two keys' words: one byte
+                 * permute. */
+                const uint b0 = nv_prmt(x0, x1, e & 1 ? 0x7632u : 0x5410u);
+                const uint b1 = nv_prmt(x2, x3, e & 1 ? 0x7632u : 0x5410u);
                 MMA_16816_T(acc[0][8 * a + e], p0, p1, p2, p3, b0, b1);
             }
         }
@@ -314,8 +388,11 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1)))
 void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 {
     __local uint4 q_tile[BM * CHUNKS];
-#if !DIRECT
+#if DIRECT == 0
     __local uint4 ring[STAGES][2][TILE]; /* [stage][K, V][key block] */
+#elif DIRECT == 2
+    /* uint4: 16-byte aligned rows for the copies */
+    __local uint4 stage_k[STAGES][BN * PITCH_K / 16], stage_v[STAGES][BN * PITCH_V / 16];
 #endif
 
     const uint lane = get_local_id(0);
@@ -331,7 +408,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
                                               bt_stride, n_pages, k_scale);
     const struct kv_head v_cache = kv_head_of(&at, v, v_off, v_sb, v_sh, v_st, block_table,
                                               bt_stride, n_pages, v_scale);
-#if !DIRECT && !PAGED
+#if DIRECT == 0 && !PAGED
     __global const ushort *k_head = k + k_cache.head;
     __global const ushort *v_head = v + v_cache.head;
 #endif
@@ -372,18 +449,32 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
         }                                                                    \
     } while (0)
     /* The copies' block, if it is one: K and V into ring slot `st`. */
-#if PAGED
-#define RING_LOAD(tile, head, cache, st, j) ring_load_paged(tile, cache, j, kv_end, lane)
+#if DIRECT == 2
+#define COPY_KV(st, j)                                                       \
+    do {                                                                     \
+        kv_stage_rows((__local uchar *)stage_k[st], &k_cache, K_TYPE, PITCH_K, BN, j, kv_end, \
+                      lane);                                                 \
+        kv_stage_rows((__local uchar *)stage_v[st], &v_cache, V_TYPE, PITCH_V, BN, j, kv_end, \
+                      lane);                                                 \
+    } while (0)
+#elif PAGED
+#define COPY_KV(st, j)                                                       \
+    do {                                                                     \
+        ring_load_paged(ring[st][0], &k_cache, j, kv_end, lane);             \
+        ring_load_paged(ring[st][1], &v_cache, j, kv_end, lane);             \
+    } while (0)
 #else
-#define RING_LOAD(tile, head, cache, st, j) ring_load(tile, head, st, j, kv_end, lane)
+#define COPY_KV(st, j)                                                       \
+    do {                                                                     \
+        ring_load(ring[st][0], k_head, k_st, j, kv_end, lane);               \
+        ring_load(ring[st][1], v_head, v_st, j, kv_end, lane);               \
+    } while (0)
 #endif
 #define COPY_BLOCK(st)                                                       \
     do {                                                                     \
         const uint j_ = walk_key(&copy, split_keys, at.tile_begin);                         \
-        if (copy.chunk < n_chunks && j_ < kv_end) {                          \
-            RING_LOAD(ring[st][0], k_head, &k_cache, k_st, j_);              \
-            RING_LOAD(ring[st][1], v_head, &v_cache, v_st, j_);              \
-        }                                                                    \
+        if (copy.chunk < n_chunks && j_ < kv_end)                            \
+            COPY_KV(st, j_);                                                 \
         cp_async_commit();                                                   \
         COPY_STEP();                                                         \
     } while (0)
@@ -403,7 +494,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #else
 #define TRACE_FIRST(it) do { } while (0)
 #endif
-#if DIRECT
+#if DIRECT == 1
     /* The copies' block into registers KR, VR (zeros past the walk). */
 #define COPY_DIRECT(KR, VR)                                                  \
     do {                                                                     \
@@ -448,7 +539,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     /* One block of the walk: the copies' next block into KN, VN, this
      * one's math from KC, VC (registers named at compile time, so the loop
      * runs two blocks per turn). */
-#if DIRECT
+#if DIRECT == 1
 #define DIRECT_STEP(KC, VC, KN, VN)                                          \
     {                                                                        \
         const uint j0 = walk_key(&math, split_keys, at.tile_begin);                         \
@@ -467,6 +558,29 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     for (uint it = 0;;) {
         DIRECT_STEP(ka, va, kb, vb)
         DIRECT_STEP(kb, vb, ka, va)
+    }
+#elif DIRECT == 2
+    /* The ring's walk, the math's fragments read out of the block's stage. */
+    uint slot = 0;
+    for (uint it = 0;; it++) {
+        const uint j0 = walk_key(&math, split_keys, at.tile_begin);
+        if (math.chunk >= n_chunks || j0 >= kv_end)
+            break;
+        CP_ASYNC_WAIT(STAGES - 2);
+        barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
+        TRACE_FIRST(it);
+        COPY_BLOCK(slot == 0 ? STAGES - 1 : slot - 1);
+        k_frag kr[NT_S][DJ];
+        v_frag vr[KS_PV][4][DA];
+        staged_frags_k(kr, (__local const uchar *)stage_k[slot], g, t);
+        staged_frags_v(vr, (__local const uchar *)stage_v[slot], g, t);
+        float s[MT][NT_S][4];
+        nv_zero_scores(s);
+        direct_scores(s, q_tile, kr, g, t);
+        nv_online_softmax(s, m_run, l_run, acc, row_end, &at, kv_end, j0, t, s_log2, row0, &fv);
+        direct_accumulate_pv(acc, s, vr);
+        slot = slot == STAGES - 1 ? 0 : slot + 1;
+        MATH_STEP();
     }
 #else
     const uint b_key = (lane & 7) + 8 * (lane >> 4), b_ch = (lane >> 3) & 1;
@@ -557,10 +671,10 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #undef TAKE_AT_ENTRY
 #undef COPY_STEP
 #undef COPY_BLOCK
-#undef RING_LOAD
+#undef COPY_KV
 #undef MATH_STEP
 #undef TRACE_FIRST
-#if DIRECT
+#if DIRECT == 1
 #undef COPY_DIRECT
 #undef DIRECT_STEP
 #endif

@@ -67,10 +67,10 @@ static const struct fused_tiles candidates[] = {
 };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    (void)params;
+    (void)plan;
     if (rows <= DECODE_ROWS) {
         *out = (struct fused_tiles){ rows, s->dtype != CLATTN_F32 ? 32 : 128, 0 };
         return;

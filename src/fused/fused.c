@@ -7,6 +7,7 @@
 
 #include "context/context.h"
 #include "context/program.h"
+#include "core/kv_type.h"
 #include "device/kernel_source.h"
 #include "fused/fused.h"
 #include "model/splits.h"
@@ -78,7 +79,7 @@ static int probe_builds(clattn_ctx *ctx, const struct fused_kernel *k)
         goto done;
     rc = CLATTN_EINVAL;
     if (k->default_tiles)
-        k->default_tiles(&ctx->dev, s, s->q_len, plan.params, &plan.tiles);
+        k->default_tiles(&ctx->dev, s, s->q_len, &plan, &plan.tiles);
     else
         plan.tiles = k->candidates[0];
     if (k->configure(&ctx->dev, s, &plan) == CLATTN_OK) {
@@ -165,7 +166,7 @@ static int default_plan(const struct device_facts *dev, const clattn_shape *s, s
     const struct fused_kernel *k = plan->kernel;
     if (k->default_tiles) {
         struct fused_tiles t = { 0, 0, 0 }; /* a kernel without TM leaves it 0 */
-        k->default_tiles(dev, s, rows, plan->params, &t);
+        k->default_tiles(dev, s, rows, plan, &t);
         if (try_tiles(dev, s, opts, t, plan) == CLATTN_OK)
             return CLATTN_OK;
         clattn_clear_error();
@@ -259,6 +260,30 @@ static void plan_splits(const struct device_facts *dev, const struct attention_c
                  s->kv_len);
 }
 
+/* fused_plan.kv_copy of call `c`: every byte address of a K or V row is
+ * the buffer's (aligned far beyond 16) plus a sum of the layout's offset
+ * and strides as stored, and a row spans its d values' bytes. */
+static int kv_copy_bytes(const struct attention_call *c)
+{
+    const struct tensor_layout *l[2] = { &c->kl, &c->vl };
+    const clattn_kv_type type[2] = { c->opts->k_type, c->opts->v_type };
+    const size_t width[2] = { c->shape->head_dim, c->head_dim_v };
+    uint64_t bits = 0;
+    for (int i = 0; i < 2; i++) {
+        const uint64_t values[5] = { l[i]->offset, l[i]->batch, l[i]->head, l[i]->token,
+                                     width[i] };
+        for (int j = 0; j < 5; j++) {
+            uint64_t bytes;
+            if (kv_bytes(type[i], c->shape->dtype, values[j], &bytes) < 0) {
+                clattn_clear_error();
+                return 0;
+            }
+            bits |= bytes;
+        }
+    }
+    return bits % 16 == 0 ? 16 : bits % 8 == 0 ? 8 : bits % 4 == 0 ? 4 : 0;
+}
+
 /* Kernel `k` with its tiles and split for call `c`. */
 static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
                        const struct fused_kernel *k, struct fused_plan *plan)
@@ -270,6 +295,9 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
     plan->kv_quantized = (c->flags & FUSED_F_KV_QUANT) != 0;
     plan->kv_blocks = c->opts->k_type == CLATTN_KV_Q8_0 || c->opts->k_type == CLATTN_KV_Q4_0 ||
                       c->opts->v_type == CLATTN_KV_Q8_0 || c->opts->v_type == CLATTN_KV_Q4_0;
+    plan->k_type = c->opts->k_type;
+    plan->v_type = c->opts->v_type;
+    plan->kv_copy = kv_copy_bytes(c);
     snprintf(plan->note, sizeof plan->note, "%s", note);
     int rc = plan_tiles(ctx, c, plan);
     if (rc < 0)

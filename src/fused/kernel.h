@@ -51,6 +51,10 @@ struct fused_plan {
     size_t head_dim_v;      /* V's and O's head dimension (the call's) */
     int kv_quantized;       /* K or V stored quantized (the call's cache) */
     int kv_blocks;          /* ... in blocks of 32 with a scale (q8_0, q4_0) */
+    int k_type, v_type;     /* K's and V's clattn_kv_type (the call's) */
+    int kv_copy;            /* the largest of 16, 8 and 4 bytes dividing every
+                             * K and V row's address and length as stored
+                             * (0: none of them) */
     int steals_chunks;      /* the groups of a row tile take its chunks of
                              * split_keys in turn (`splits` groups, more
                              * chunks); else each group has one */
@@ -92,10 +96,10 @@ struct fused_kernel {
     size_t n_candidates;
     /* Tiles when neither the caller nor clattn tune chose them (may be
      * NULL). `rows` is the packed rows per (sequence, key/value head):
-     * H / Hkv x Nq, 1 to a few for decoding; `params` the plan's
-     * parameters. */
+     * H / Hkv x Nq, 1 to a few for decoding; `plan` the plan so far (its
+     * parameters and the call's cache types). */
     void (*default_tiles)(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out);
+                          const struct fused_plan *plan, struct fused_tiles *out);
     /* Its parameters beyond the tiles (clattn_options.kernel_params, the
      * tune files): at most FUSED_PARAMS_MAX; plan->params[i] holds params[i]'s
      * value or PARAM_AUTO. */

@@ -5,8 +5,10 @@
  * (one 16-row tile of 16-key blocks, d <= 128) or through a ring of STAGES
  * local buffers. AUTO takes it when the packed rows of a KV head fit one
  * group; wider (prefill) shapes read K and V fewer times with nv-mma.
- * Paged and packed caches on both paths; quantized ones (q8_0, q4_0,
- * fp8 e4m3) on the register path, converted into the fp16 operands. */
+ * Paged and packed caches on every path; quantized ones (q8_0, q4_0,
+ * fp8 e4m3) on the register paths, converted into the fp16 operands: by
+ * default the staged one (direct=2), whose ring keeps a quantized cache's
+ * bytes in flight. */
 #include <stdio.h>
 
 #include "core/error.h"
@@ -36,10 +38,14 @@ enum { PARAM_STAGES, PARAM_DIRECT, PARAM_MERGE, PARAM_STEAL, PARAM_CHUNK_BLOCKS,
        N_PARAMS };
 static const struct param_def param_defs[N_PARAMS] = {
     [PARAM_STAGES] = { "stages", 2, STAGES_MAX, NULL,
-                       "K/V blocks in the local ring (by default about 48 KiB of ring)" },
-    [PARAM_DIRECT] = { "direct", 0, 1, NULL,
+                       "K/V blocks in the local ring (by default about 48 KiB of ring; "
+                       "direct=2: 20 KiB)" },
+    [PARAM_DIRECT] = { "direct", 0, 2, NULL,
                        "1: K and V straight into the mma fragments (16-row tiles of 16-key "
-                       "blocks up to d = 128, the default there), 0: through the ring" },
+                       "blocks up to d = 128, the default there for fp16), 2: the rows as "
+                       "stored through a ring of stages, the fragments read out of it (16x16 "
+                       "or 16x32 tiles up to d = 128, the default for a quantized cache), 0: "
+                       "through the ring into ldmatrix" },
     [PARAM_MERGE] = { "merge", 0, 1, NULL,
                       "1: a split's last group combines its chunks (up to 32), 0: "
                       "cl/fused/combine.cl does (by default the kernel up to 16 chunks)" },
@@ -57,7 +63,7 @@ static const struct param_def param_defs[N_PARAMS] = {
 /* What configure derives. */
 struct nv_decode_own {
     size_t m_tiles, stages;
-    int direct; /* K and V into registers */
+    int direct; /* K and V into registers: 1 straight, 2 staged */
 };
 FUSED_PLAN_OWN_CHECK(struct nv_decode_own);
 
@@ -88,6 +94,54 @@ static int param_or(const struct fused_plan *plan, int p, int otherwise)
 static int direct_fits(size_t bm, size_t d)
 {
     return bm == 16 && d <= 128;
+}
+
+/* The staged register path (DIRECT=2): the cache's rows as stored go
+ * through a ring of STAGES blocks (cp.async, plan->kv_copy bytes a piece)
+ * and each block's fragments are read out of it when the math takes them,
+ * so the bytes in flight are the ring's, not the registers' (DIRECT=1
+ * holds a block of fragments: a q8_0 block has half of fp16's bytes in
+ * them, a q4_0 block a quarter). The row pitch is cl/include/
+ * nv_kv_stage.clh's KV_STAGE_PITCH. */
+static int staged_fits(size_t bm, size_t bn, size_t d)
+{
+    return bm == 16 && d <= 128 && (bn == 16 || bn == 32);
+}
+
+static size_t stage_pitch(clattn_kv_type type, size_t d)
+{
+    const size_t bytes = type == CLATTN_KV_Q8_0   ? d / 32 * 34
+                         : type == CLATTN_KV_Q4_0 ? d / 32 * 18
+                         : type == CLATTN_KV_FP8_E4M3 ? d
+                                                  : 2 * d;
+    const size_t pitch = (bytes + 15) / 16 * 16;
+    return pitch % 128 == 0 ? pitch + 32 : pitch;
+}
+
+/* About 16 KiB of stages: with Q's tile, eight groups (the registers'
+ * bound) fit an SM's local memory easily, each with its ring less one
+ * block in flight (q8_0 at d = 128: 2 of 3 stages of 4.5 KiB). On an H200
+ * decoding B = 8, H = 32, Hkv = 8, Nk = 16384, d = 128, q8_0 took 0.1444 ms
+ * with 3 stages, 0.1460 with 4, 0.1516 with 6 and 0.1728 with 8 (16x16;
+ * fewer groups fit and the split shrinks); q4_0 0.1062, 0.1080, 0.1097
+ * and 0.1119 (tests/perf/time_fused --params direct=2,stages=N, with the
+ * fragments then read in 16-bit loads: 0.1312 at 4 stages now). */
+#define STAGED_RING_BYTES (16 * 1024)
+
+/* The register path a cache takes by default: the staged one for q8_0 and
+ * q4_0 (K or V), whose fragments carry too few bytes to keep the stream
+ * in flight, where the rows allow it (plan->kv_copy); the direct one for
+ * fp16 and fp8. On an H200 (B = 8, H = 32, Hkv = 8, Nk = 16384, d = 128,
+ * ms): q8_0 0.1907 direct, 0.1312 staged; q4_0 0.3460 and 0.0871 (16x32
+ * tiles); fp8 0.1265 and 0.1379; fp16 pages of 16 keys 0.2117 and
+ * 0.2152, of 256 0.1833 and 0.1950. */
+static int default_direct(const struct fused_plan *plan, size_t bm, size_t bn, size_t d)
+{
+    if (plan->params[PARAM_DIRECT] != PARAM_AUTO)
+        return plan->params[PARAM_DIRECT];
+    if (plan->kv_blocks && plan->kv_copy && staged_fits(bm, bn, d))
+        return 2;
+    return bn == DIRECT_BN && direct_fits(bm, d) ? 1 : 0;
 }
 
 static size_t max_rows(size_t d)
@@ -128,12 +182,22 @@ static const struct fused_tiles candidates[] = {
     { 16, 32, 0 }, { 16, 16, 0 }, { 16, 64, 0 }, { 16, 128, 0 }, { 32, 32, 0 }, { 32, 64, 0 },
 };
 
+/* A q4_0 cache on the staged path takes blocks of 32 keys: on an H200
+ * (H = 32, Hkv = 8, d = 128) 0.0871 ms against 0.0986 with 16 at B = 8,
+ * Nk = 16384, 0.2886 against 0.3231 at Nk = 65536, 0.0991 against 0.1054
+ * at B = 1, Nk = 131072, 0.1538 against 0.1712 at B = 64, Nk = 4096; q8_0
+ * and fp8 ran slower with them (0.1464 against 0.1314 for q8_0 at
+ * B = 8, Nk = 16384). */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    out->bm = rows <= 16 || s->head_dim > 128 ? 16 : 32;
-    out->bn = direct_fits(out->bm, s->head_dim) && params[PARAM_DIRECT] != 0 ? DIRECT_BN : 32;
+    const size_t d = s->head_dim;
+    out->bm = rows <= 16 || d > 128 ? 16 : 32;
+    out->bn = direct_fits(out->bm, d) && plan->params[PARAM_DIRECT] != 0 ? DIRECT_BN : 32;
+    if (default_direct(plan, out->bm, out->bn, d) == 2 &&
+        (plan->k_type == CLATTN_KV_Q4_0 || plan->v_type == CLATTN_KV_Q4_0))
+        out->bn = 32;
     out->tm = 0;
 }
 
@@ -144,30 +208,50 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
         return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
                            "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
-    const int direct_asked = plan->params[PARAM_DIRECT];
-    if (direct_asked == 1 && !(bn == DIRECT_BN && direct_fits(bm, d)))
+    int direct = default_direct(plan, bm, bn, d);
+    if (direct == 0 && plan->kv_quantized && plan->kv_copy && staged_fits(bm, bn, d) &&
+        plan->params[PARAM_DIRECT] == PARAM_AUTO)
+        direct = 2; /* an fp8 cache in tiles direct=1 does not take */
+    if (direct == 1 && !(bn == DIRECT_BN && direct_fits(bm, d)))
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: direct=1 takes 16x%d "
                            "tiles up to d = 128 (d=%zu)", bm, bn, DIRECT_BN, d);
-    const int direct = bn == DIRECT_BN && direct_fits(bm, d) && direct_asked != 0;
+    if (direct == 2 && !staged_fits(bm, bn, d))
+        return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: direct=2 takes 16x16 or "
+                           "16x32 tiles up to d = 128 (d=%zu)", bm, bn, d);
+    if (direct == 2 && !plan->kv_copy)
+        return clattn_fail(CLATTN_EUNSUPPORTED, "direct=2 copies K and V rows in pieces of 4, 8 "
+                           "or 16 bytes: this cache's rows start on 2-byte boundaries (its "
+                           "offset or strides as stored)");
     if (!direct && plan->kv_quantized)
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: a quantized cache takes "
-                           "the register path (16x%d tiles up to d = 128, direct=1)", bm, bn,
+                           "a register path (16x%d tiles up to d = 128, direct=1 or 2)", bm, bn,
                            DIRECT_BN);
-    const size_t stages = direct ? 2 : ring_stages(plan, bn, d);
-    if (local_bytes(bm, bn, d, direct ? 0 : stages) > dev->static_local_mem)
+    size_t stages = 2, local = local_bytes(bm, bn, d, 0);
+    if (direct == 0) {
+        stages = ring_stages(plan, bn, d);
+        local = local_bytes(bm, bn, d, stages);
+    } else if (direct == 2) {
+        const size_t stage = bn * (stage_pitch((clattn_kv_type)plan->k_type, d) +
+                                   stage_pitch((clattn_kv_type)plan->v_type, plan->head_dim_v));
+        stages = (size_t)param_or(plan, PARAM_STAGES, (int)(STAGED_RING_BYTES / stage));
+        stages = stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
+        local += stages * stage;
+    }
+    if (local > dev->static_local_mem)
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu with %zu stages needs %zu B "
                            "of local memory for d=%zu; the device takes %llu B", bm, bn, stages,
-                           local_bytes(bm, bn, d, stages), d,
-                           (unsigned long long)dev->static_local_mem);
+                           local, d, (unsigned long long)dev->static_local_mem);
     *FUSED_PLAN_OWN(plan, struct nv_decode_own) = (struct nv_decode_own){ bm / 16, stages, direct };
     plan->local = 32;
     plan->fixed_blocks = stages + 2;
     /* Groups resident per SM: the register path's (its registers bound
      * them), else local memory's (each group reserves 1 KiB more); an SM
      * holds at most 32. */
-    const size_t ring = (size_t)(dev->static_local_mem + 1024) /
-                        (local_bytes(bm, bn, d, stages) + 1024);
-    plan->groups_per_cu = direct ? DIRECT_GROUPS_PER_CU : ring < 1 ? 1 : ring > 32 ? 32 : ring;
+    size_t ring = (size_t)(dev->static_local_mem + 1024) / (local + 1024);
+    ring = ring < 1 ? 1 : ring > 32 ? 32 : ring;
+    plan->groups_per_cu = direct == 1 ? DIRECT_GROUPS_PER_CU
+                          : direct == 2 && ring > DIRECT_GROUPS_PER_CU ? DIRECT_GROUPS_PER_CU
+                                                                       : ring;
     return CLATTN_OK;
 }
 
@@ -188,9 +272,10 @@ static void options(const clattn_shape *s, const struct fused_plan *plan, char *
 {
     const struct nv_decode_own *own = FUSED_PLAN_OWN(plan, const struct nv_decode_own);
     snprintf(buf, cap, "-DCLATTN_NV_TANH=1 -DD=%zu -DBN=%zu -DMT=%zu -DSTAGES=%zu -DMERGE=%d "
-             "-DSTEAL=%d -DDIRECT=%d -DPREFETCH=%d", s->head_dim, plan->tiles.bn, own->m_tiles,
-             own->stages, plan->merges_chunks, plan->steals_chunks, own->direct,
-             own->direct ? param_or(plan, PARAM_PREFETCH, default_prefetch(plan)) : 0);
+             "-DSTEAL=%d -DDIRECT=%d -DPREFETCH=%d -DKV_COPY=%d", s->head_dim, plan->tiles.bn,
+             own->m_tiles, own->stages, plan->merges_chunks, plan->steals_chunks, own->direct,
+             own->direct == 1 ? param_or(plan, PARAM_PREFETCH, default_prefetch(plan)) : 0,
+             own->direct == 2 ? plan->kv_copy : 16);
 }
 
 /* Chunks the kernel merges itself by default: one warp, a lane per
@@ -215,7 +300,7 @@ static void plan_chunks(struct fused_plan *plan, size_t blocks)
 {
     const size_t splits = plan->splits;
     const size_t floor_cb = FUSED_PLAN_OWN(plan, struct nv_decode_own)->stages - 1;
-    const size_t keys = plan->kv_blocks && FUSED_PLAN_OWN(plan, struct nv_decode_own)->direct
+    const size_t keys = plan->kv_blocks && FUSED_PLAN_OWN(plan, struct nv_decode_own)->direct == 1
                             ? BLOCKS_CHUNK_KEYS : CHUNK_KEYS;
     size_t cb = (size_t)param_or(plan, PARAM_CHUNK_BLOCKS, (int)(keys / plan->tiles.bn));
     cb = cb < floor_cb ? floor_cb : cb;

@@ -54,10 +54,10 @@ static const struct fused_tiles candidates[] = {
  * warps), one per warp at d = 256 (8 warps), whose accumulators would not
  * fit twice. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    (void)params;
+    (void)plan;
     out->bm = 128;
     out->bn = s->head_dim == 128 ? 64 : 128;
     /* Decoding: as few 16-row tiles as the packed rows need. */

@@ -60,10 +60,10 @@ static const char *not_preferred(const struct device_facts *dev, const struct at
 static const struct fused_tiles candidates[] = { { 128, 128, 0 }, { 128, 64, 0 } };
 
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    (void)params;
+    (void)plan;
     (void)rows;
     out->bm = NV_WGMMA_BM;
     out->bn = NV_WGMMA_BN(s->head_dim);
@@ -169,7 +169,7 @@ static void probe_plan(clattn_ctx *sib, const clattn_shape *s, const clattn_opti
     c->kl = (struct tensor_layout){ 0, s->kv_heads * s->kv_len * d, s->kv_len * d, d };
     c->vl = c->kl;
     c->ol = c->ql;
-    default_tiles(&sib->dev, s, 0, plan->params, &plan->tiles);
+    default_tiles(&sib->dev, s, 0, plan, &plan->tiles);
     configure(&sib->dev, s, plan);
     plan->n_rtiles = 1;
     plan->splits = 1;

@@ -29,10 +29,10 @@ static size_t round_up(size_t x, size_t m)
  * many rows (a power of two, at least 4) with more work-items per row; else
  * the candidates' first fit. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    (void)params;
+    (void)plan;
     (void)s;
     size_t bm = 4;
     while (bm < rows && bm < 64)

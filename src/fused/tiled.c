@@ -116,10 +116,10 @@ static const struct fused_tiles candidates[] = {
  * at d <= 64, 128 x 128 x 8 above (K and V then share a tile); devices
  * that cannot take them fall back to the candidates in order. */
 static void default_tiles(const struct device_facts *dev, const clattn_shape *s, size_t rows,
-                          const int *params, struct fused_tiles *out)
+                          const struct fused_plan *plan, struct fused_tiles *out)
 {
     (void)dev;
-    (void)params;
+    (void)plan;
     (void)rows;
     *out = s->head_dim <= 64 ? (struct fused_tiles){ 128, 64, 8 }
                              : (struct fused_tiles){ 128, 128, 8 };
