@@ -463,10 +463,13 @@ static void test_snippets(void **state)
     snip.score_mod = "float clattn_score_mod(float s, uint b, uint h, uint q, uint k)\n"
                      "{ return 1.5f * clattn_tanh(s * (1.0f / 1.5f)); }";
     same_as_snippet(&p, snip, "softcap as score_mod");
-    /* A window as mask_mod: the same keys, but the built-in window skips the
-     * blocks before its keys and mask_mod walks them all, so the online
-     * softmax adds in another order: equal within the tolerance. Without a
-     * causal mask the window aligns bottom-right: off = Nk - Nq = 80. */
+    /* A window as mask_mod: the same keys, walked as the built-in window
+     * walks them (the tile's span of visible keys, cl/fused/mask_spans.cl),
+     * each score through the variants' one-at-a-time path where the
+     * built-in takes a block's whole rows at once, so equal within the
+     * tolerance: against the reference on every kernel at 1 and 3 chunks.
+     * Without a causal mask the window aligns bottom-right: off = Nk - Nq
+     * = 80. */
     p.o.softcap = 0;
     p.o.window_left = 7;
     p.o.window_right = 2;
@@ -475,7 +478,42 @@ static void test_snippets(void **state)
     m.o.window_left = m.o.window_right = -1;
     m.o.mask_mod = "bool clattn_mask_mod(uint b, uint h, uint q, uint k)\n"
                    "{ const int at = (int)q + 80; return (int)k >= at - 7 && (int)k <= at + 2; }";
-    run_case(&m, CLATTN_PATH_FUSED, CLATTN_FUSED_PORTABLE, 0, "window as mask_mod");
+    clattn_kernel_info k;
+    for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
+        for (uint32_t splits = 1; splits <= 3; splits += 2)
+            run_case(&m, CLATTN_PATH_FUSED, k.id, splits, "window as mask_mod");
+    /* Keys outside every tile's span are not read: K and V past key 200
+     * are NaN, the mask_mod shows keys [3, 64) (a NaN key read and hidden
+     * would still put 0 * NaN into P V), on every kernel that takes it, at
+     * 1 and 3 chunks, a second call of the shape reusing the kept spans. */
+    struct problem nan_tail;
+    problem_init(&nan_tail, 2, 4, 2, 33, 400, 32, 32, CLATTN_F32, CLATTN_CAUSAL_NONE, 91);
+    for (size_t bh = 0; bh < 2 * 2; bh++)
+        for (size_t j = 200; j < 400; j++)
+            for (size_t x = 0; x < 32; x++) {
+                ((float *)nan_tail.k)[(bh * 400 + j) * 32 + x] = NAN;
+                ((float *)nan_tail.v)[(bh * 400 + j) * 32 + x] = NAN;
+            }
+    nan_tail.o.mask_mod = "bool clattn_mask_mod(uint b, uint h, uint q, uint k)\n"
+                          "{ return k >= 3u && k < 64u; }";
+    /* The reference takes the same keys as a boolean mask. */
+    uint8_t *shown = malloc(33 * 400);
+    assert_non_null(shown);
+    for (size_t i = 0; i < 33 * 400; i++)
+        shown[i] = i % 400 >= 3 && i % 400 < 64;
+    clattn_options as_mask = nan_tail.o;
+    as_mask.mask_mod = NULL;
+    as_mask.mask = (clattn_mask){ CLATTN_MASK_BOOL, CLATTN_F32, 1, 1, { 0, 0, 0, 0 }, shown };
+    nan_tail.ref = &as_mask;
+    size_t took = 0;
+    for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
+        for (uint32_t splits = 1; splits <= 3; splits += 2)
+            for (int again = 0; again < 2; again++)
+                took += !run_case(&nan_tail, CLATTN_PATH_FUSED, k.id, splits,
+                                  "keys past a mask_mod's span");
+    assert_true(took >= 4); /* the portable and tiled kernels take snippets everywhere */
+    free(shown);
+    problem_free(&nan_tail);
     /* A snippet the compiler refuses: CLATTN_EBUILD with its log. */
     snip = p.o;
     snip.path = CLATTN_PATH_FUSED;

@@ -526,7 +526,7 @@ void attention_fused(FUSED_PARAMS(uint), const uint group, const uint flags,
     const uint g = lid / 128, lane = lid % 32, w = (lid % 128) / 32;
     const struct fused_place at = fused_place_at(n_q, n_k, kv_heads, n_rtiles, splits,
                                                  split_keys, kv_lens, q_lens, BM, BN, win_left,
-                                                 win_right, group, flags);
+                                                 win_right, group, flags, mask_spans);
     const uint nb = (at.kv_end - at.kv_begin + BN - 1) / BN;
     const uint q_addr = wg_smem_addr(smem), kv0 = q_addr + Q_BYTES, bars = q_addr + RING_BYTES;
     if (lid == 0)

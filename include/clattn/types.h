@@ -319,7 +319,13 @@ typedef struct clattn_options {
      * where false hides the key (FlexAttention's mask_mod; h is the query
      * head, q and k the query and key positions in the sequence). Either
      * may be NULL. A snippet that does not compile fails the call with
-     * CLATTN_EBUILD and the build log in the detail. */
+     * CLATTN_EBUILD and the build log in the detail. Before the first call
+     * of a shape, the device evaluates mask_mod over every (b, h, q, k) it
+     * must to find each row tile's span of visible keys (FlexAttention's
+     * block mask, for the span), which the context keeps for the calls of
+     * that shape: the kernels walk only the span, so a window or prefix
+     * written as mask_mod skips the blocks it hides, as the built-ins
+     * do; keys hidden inside a span are evaluated one at a time. */
     const char *score_mod;
     const char *mask_mod;
     /* V's and O's head dimension when it differs from Q's and K's

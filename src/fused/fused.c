@@ -481,6 +481,7 @@ void fused_state_release(struct fused_state *f)
 {
     for (int i = 0; i < FUSED_PARTS; i++)
         kept_buffer_release(&f->part[i]);
+    mask_span_cache_release(&f->spans);
 }
 
 static void note_plan(const struct attention_call *c, const struct fused_plan *plan)

@@ -11,6 +11,7 @@
 #include "context/call.h"
 #include "context/kept_buffer.h"
 #include "fused/kernel.h"
+#include "fused/mask_spans.h"
 
 /* Probe builds per context, indexed by clattn_fused_kernel. */
 #define FUSED_IDS_MAX 16
@@ -43,6 +44,7 @@ struct fused_state {
     char plan_failure[200];                 /* fused_cannot_plan's last reason */
     struct kept_buffer part[FUSED_PARTS];   /* split-KV workspace: partial O, (max, sum),
                                              * the merging kernels' arrival counters */
+    struct mask_span_cache spans;           /* mask_mod snippets' key spans */
 };
 
 /* The kernel, tiles and split the fused path would use for call `c`; a

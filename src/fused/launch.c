@@ -8,6 +8,7 @@
 #include "context/program.h"
 #include "core/variants.h"
 #include "fused/kernel.h"
+#include "fused/mask_spans.h"
 
 /* B, Nq, Nk and H, in the order both argument lists take them. */
 static void arg_sizes(struct kernel_args *a, const clattn_shape *s)
@@ -20,7 +21,8 @@ static void arg_sizes(struct kernel_args *a, const clattn_shape *s)
 
 /* cl/include/fused_grid.clh's FUSED_VARIANT_PARAMS: the variants'
  * arguments, whatever the call asks (a kernel reads those its bits name). */
-static void fused_variant_args(struct kernel_args *a, const struct attention_call *c)
+static void fused_variant_args(struct kernel_args *a, const struct attention_call *c,
+                               cl_mem mask_spans)
 {
     const clattn_options *o = c->opts;
     struct mask_strides m = { 0, 0, 0, 0 };
@@ -37,6 +39,7 @@ static void fused_variant_args(struct kernel_args *a, const struct attention_cal
     arg_u64(a, m.batch);
     arg_u64(a, m.head);
     arg_u64(a, m.row);
+    arg_mem(a, mask_spans);
 }
 
 /* What a build-time binary learns of the mask beyond its pointer and
@@ -78,6 +81,10 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
                  cl_kernel kern, const cl_mem part[FUSED_PARTS], cl_event *done)
 {
     const clattn_shape *s = c->shape;
+    cl_mem mask_spans;
+    int rc = mask_spans_get(ctx, c, plan, &mask_spans);
+    if (rc < 0)
+        return rc;
     struct kernel_args a = { kern, 0, CL_SUCCESS };
     const cl_float scale_log2 = c->scale * 1.44269504088896341f; /* exp(x) = exp2(x log2 e) */
     arg_mem(&a, c->q);
@@ -98,7 +105,7 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *c, const struct f
     arg_u32(&a, plan->splits);
     arg_u32(&a, plan->split_keys);
     arg(&a, sizeof scale_log2, &scale_log2);
-    fused_variant_args(&a, c);
+    fused_variant_args(&a, c, mask_spans);
     fused_cache_args(&a, c);
     if (plan->kernel->binary) { /* a build-time binary takes its variant here */
         arg_u32(&a, s->heads / s->kv_heads);
