@@ -494,6 +494,16 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #else
 #define TRACE_FIRST(it) do { } while (0)
 #endif
+    /* A turn of a ring's walk: the math's block j0 (the loop ends past the
+     * walk), then the wait until it (and Q) are in and the previous slot's
+     * reads are done. */
+#define RING_TURN(j0, it)                                                    \
+    const uint j0 = walk_key(&math, split_keys, at.tile_begin);              \
+    if (math.chunk >= n_chunks || j0 >= kv_end)                              \
+        break;                                                               \
+    CP_ASYNC_WAIT(STAGES - 2);                                               \
+    barrier(CLK_LOCAL_MEM_FENCE);                                            \
+    TRACE_FIRST(it)
 #if DIRECT == 1
     /* The copies' block into registers KR, VR (zeros past the walk). */
 #define COPY_DIRECT(KR, VR)                                                  \
@@ -563,12 +573,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
     /* The ring's walk, the math's fragments read out of the block's stage. */
     uint slot = 0;
     for (uint it = 0;; it++) {
-        const uint j0 = walk_key(&math, split_keys, at.tile_begin);
-        if (math.chunk >= n_chunks || j0 >= kv_end)
-            break;
-        CP_ASYNC_WAIT(STAGES - 2);
-        barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
-        TRACE_FIRST(it);
+        RING_TURN(j0, it);
         COPY_BLOCK(slot == 0 ? STAGES - 1 : slot - 1);
         k_frag kr[NT_S][DJ];
         v_frag vr[KS_PV][4][DA];
@@ -591,12 +596,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #endif
     uint slot = 0;
     for (uint it = 0;; it++) {
-        const uint j0 = walk_key(&math, split_keys, at.tile_begin);
-        if (math.chunk >= n_chunks || j0 >= kv_end)
-            break;
-        CP_ASYNC_WAIT(STAGES - 2);
-        barrier(CLK_LOCAL_MEM_FENCE); /* block j0 (and Q) in; the previous slot's reads done */
-        TRACE_FIRST(it);
+        RING_TURN(j0, it);
 #if Q_IN_REGS
         if (it == 0) {
 #pragma unroll
@@ -674,6 +674,7 @@ void attention_fused(FUSED_PARAMS(ushort), __global uint *chunk_ctr)
 #undef COPY_KV
 #undef MATH_STEP
 #undef TRACE_FIRST
+#undef RING_TURN
 #if DIRECT == 1
 #undef COPY_DIRECT
 #undef DIRECT_STEP
