@@ -512,6 +512,28 @@ static void test_snippets(void **state)
                 took += !run_case(&nan_tail, CLATTN_PATH_FUSED, k.id, splits,
                                   "keys past a mask_mod's span");
     assert_true(took >= 4); /* the portable and tiled kernels take snippets everywhere */
+    /* The same keys shown by a mask tensor, boolean and additive (bf16, -inf
+     * hiding): each call finds its spans, on every kernel. */
+    uint16_t *added = malloc(33 * 400 * sizeof *added);
+    assert_non_null(added);
+    for (size_t i = 0; i < 33 * 400; i++)
+        added[i] = clattn_f32_to_bf16(shown[i] ? 0.25f * (float)(i % 3) : -INFINITY);
+    struct problem by_tensor = nan_tail;
+    by_tensor.ref = NULL;
+    by_tensor.o = as_mask;
+    took = 0;
+    for (int form = 0; form < 2; form++) {
+        if (form == 1)
+            by_tensor.o.mask = (clattn_mask){ CLATTN_MASK_ADD, CLATTN_BF16, 1, 1, { 0, 0, 0, 0 },
+                                              added };
+        for (size_t i = 0; clattn_fused_kernel_info(i, &k) == 0; i++)
+            for (uint32_t splits = 1; splits <= 3; splits += 2)
+                took += !run_case(&by_tensor, CLATTN_PATH_FUSED, k.id, splits,
+                                  form ? "keys past an additive mask's span"
+                                       : "keys past a boolean mask's span");
+    }
+    assert_true(took >= 12); /* portable, tiled and cpu take masks everywhere */
+    free(added);
     free(shown);
     problem_free(&nan_tail);
     /* A snippet the compiler refuses: CLATTN_EBUILD with its log. */

@@ -1,40 +1,130 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The keys a row tile can see under the caller's mask_mod: for each
- * (sequence, key/value head, row tile of BM packed rows) the first key
- * some row of the tile sees and one past the last, (0, 0) where none does.
- * The fused kernels walk only that span of a tile's keys (fused_grid.clh's
- * fused_place_at), so the blocks a mask hides at either end of it are
- * never read: FlexAttention's block mask, for the spans a mask leaves
- * (windows, prefixes, documents, causal forms); keys hidden inside a span
- * are still evaluated one at a time.
+ * The keys a row tile can see under the caller's mask_mod and mask tensor:
+ * for each (sequence, key/value head, row tile of BM packed rows) the first
+ * key some row of the tile sees and one past the last, (0, 0) where none
+ * does. The fused kernels walk only that span of a tile's keys
+ * (fused_grid.clh's fused_place_at), so the blocks a mask hides at either
+ * end of it are never read: FlexAttention's block mask, for the spans a
+ * mask leaves (windows, prefixes, documents, causal forms, padding); keys
+ * hidden inside a span are still evaluated one at a time.
  *
- * Built after the caller's snippet (src/fused/mask_spans.c), with
- * -DGROUP=<H / Hkv> (the packing of fused_grid.clh: packed row r is token
- * r / GROUP of head hk GROUP + r % GROUP), -DBM=<rows per tile> and
- * -DWG=<work-items per group>. One work-group per tile: its work-items take
- * the keys from the front WG at a time until one is seen, then from the
- * back, so that a span costs the hidden keys around it, not the tile's
- * every key.
+ * Built (src/fused/mask_spans.c) after the caller's snippet with
+ * -DSPAN_MOD=1, and with -DSPAN_MASK=<0: none, 1: additive (-DSPAN_DTYPE:
+ * 0 fp32, 1 fp16, 2 bf16; -inf hides), 2: boolean (0 hides)>, -DGROUP=<H /
+ * Hkv> (the packing of fused_grid.clh: packed row r is token r / GROUP of
+ * head hk GROUP + r % GROUP), -DBM=<rows per tile> and -DWG=<work-items per
+ * group>. One work-group per tile: its work-items take the keys from the
+ * front WG at a time until one is seen, then from the back, so that a span
+ * costs the hidden keys around it, not the tile's every key.
  */
-#if !defined(GROUP) || !defined(BM) || !defined(WG)
-#error "build with -DGROUP -DBM -DWG (fused/mask_spans.c)"
+#if !defined(GROUP) || !defined(BM) || !defined(WG) || !defined(SPAN_MOD) || !defined(SPAN_MASK)
+#error "build with -DGROUP -DBM -DWG -DSPAN_MOD -DSPAN_MASK (fused/mask_spans.c)"
+#endif
+#ifndef SPAN_DTYPE
+#define SPAN_DTYPE 0
 #endif
 
-/* Whether some row of the tile [r0, r0 + rows) sees key k. */
-static int tile_sees(uint b, uint hk, uint r0, uint rows, uint k)
+/* The mask tensor and its strides (elements; 0 along a broadcast
+ * dimension). */
+struct span_mask {
+    __global const uint *data;
+    ulong off, sb, sh, sr;
+};
+
+/* Whether the mask tensor shows key k to query i of head h. */
+static int mask_shows(const struct span_mask *m, uint b, uint h, uint i, uint k)
 {
-    for (uint r = r0; r < r0 + rows; r++)
-        if (clattn_mask_mod(b, hk * GROUP + r % GROUP, r / GROUP, k))
-            return 1;
-    return 0;
+    const ulong x = m->off + b * m->sb + h * m->sh + i * m->sr + k;
+#if SPAN_MASK == 2
+    return ((__global const uchar *)m->data)[x] != 0;
+#elif SPAN_MASK == 1 && SPAN_DTYPE == 1
+    return vload_half(x, (__global const half *)m->data) != -INFINITY;
+#elif SPAN_MASK == 1 && SPAN_DTYPE == 2
+    return ((__global const ushort *)m->data)[x] != 0xff80u; /* bf16 -inf */
+#elif SPAN_MASK == 1
+    return ((__global const float *)m->data)[x] != -INFINITY;
+#else
+    return 1;
+#endif
+}
+
+/* Keys a work-item takes per turn: a mask tensor's rows are read 16 keys
+ * to a vector load (on PoCL, 2 cores, B 1, H 4, N 2048, d 128 with a
+ * causal fp32 mask, one key at a time took about as long as the attention
+ * it spared); a mask_mod is a scalar function, one key at a time. */
+#if SPAN_MOD || !SPAN_MASK
+#define RUN 1
+#else
+#define RUN 16
+#endif
+
+/* The keys among [k, k + n) (n <= RUN) that some row of the tile
+ * [r0, r0 + rows) sees, as bits (bit x: key k + x). */
+static uint run_sees(const struct span_mask *m, uint b, uint hk, uint r0, uint rows, uint k,
+                     uint n)
+{
+#if RUN == 16
+    if (n == 16) {
+        int16 seen = (int16)(0);
+        for (uint r = r0; r < r0 + rows; r++) {
+            const uint h = hk * GROUP + r % GROUP, i = r / GROUP;
+            const ulong x = m->off + b * m->sb + h * m->sh + i * m->sr + k;
+#if SPAN_MASK == 2
+            seen |= convert_int16(vload16(0, (__global const uchar *)m->data + x) != (uchar16)(0));
+#elif SPAN_DTYPE == 1
+            seen |= vload_half16(0, (__global const half *)m->data + x) != (float16)(-INFINITY);
+#elif SPAN_DTYPE == 2
+            seen |= convert_int16(vload16(0, (__global const ushort *)m->data + x) !=
+                                  (ushort16)(0xff80u));
+#else
+            seen |= vload16(0, (__global const float *)m->data + x) != (float16)(-INFINITY);
+#endif
+            if (all(seen))
+                break;
+        }
+        int lanes[16];
+        vstore16(seen, 0, lanes);
+        uint bits = 0;
+        for (int x = 0; x < 16; x++)
+            bits |= lanes[x] ? 1u << x : 0u;
+        return bits;
+    }
+#endif
+    uint bits = 0;
+    for (uint x = 0; x < n; x++)
+        for (uint r = r0; r < r0 + rows; r++) {
+            const uint h = hk * GROUP + r % GROUP, i = r / GROUP;
+#if SPAN_MOD
+            if (!clattn_mask_mod(b, h, i, k + x))
+                continue;
+#endif
+            if (mask_shows(m, b, h, i, k + x)) {
+                bits |= 1u << x;
+                break;
+            }
+        }
+    return bits;
+}
+
+/* The lowest and the highest set bit of a nonzero word. */
+static uint lowest_bit(uint x)
+{
+    return 31u - clz(x & (0u - x));
+}
+
+static uint highest_bit(uint x)
+{
+    return 31u - clz(x);
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void mask_spans(__global uint *spans, const uint n_q, const uint n_k, const uint kv_heads,
-                const uint n_rtiles)
+                const uint n_rtiles, __global const uint *mask, const ulong m_off,
+                const ulong m_sb, const ulong m_sh, const ulong m_sr)
 {
     __local uint first, last;
+    const struct span_mask m = { mask, m_off, m_sb, m_sh, m_sr };
     const uint g = get_group_id(0), lid = get_local_id(0);
     const uint rt = g % n_rtiles, hk = (g / n_rtiles) % kv_heads, b = g / n_rtiles / kv_heads;
     const uint n_rows = n_q * GROUP, r0 = min(rt * BM, n_rows);
@@ -44,10 +134,11 @@ void mask_spans(__global uint *spans, const uint n_q, const uint n_k, const uint
         last = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k0 = 0; k0 < n_k; k0 += WG) {
-        const uint k = k0 + lid;
-        if (k < n_k && tile_sees(b, hk, r0, rows, k))
-            atomic_min(&first, k);
+    for (uint k0 = 0; k0 < n_k; k0 += WG * RUN) {
+        const uint k = k0 + lid * RUN;
+        const uint bits = k < n_k ? run_sees(&m, b, hk, r0, rows, k, min((uint)RUN, n_k - k)) : 0u;
+        if (bits)
+            atomic_min(&first, k + lowest_bit(bits));
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint seen = first;
         barrier(CLK_LOCAL_MEM_FENCE); /* every work-item read it before the next turn's writes */
@@ -56,9 +147,10 @@ void mask_spans(__global uint *spans, const uint n_q, const uint n_k, const uint
     }
     const uint lo = first;
     for (uint k1 = n_k; k1 > lo;) {
-        const uint k0 = k1 - min(k1 - lo, (uint)WG), k = k0 + lid;
-        if (k < k1 && tile_sees(b, hk, r0, rows, k))
-            atomic_max(&last, k + 1);
+        const uint k0 = k1 - min(k1 - lo, (uint)(WG * RUN)), k = k0 + lid * RUN;
+        const uint bits = k < k1 ? run_sees(&m, b, hk, r0, rows, k, min((uint)RUN, k1 - k)) : 0u;
+        if (bits)
+            atomic_max(&last, k + highest_bit(bits) + 1);
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint seen = last;
         barrier(CLK_LOCAL_MEM_FENCE);

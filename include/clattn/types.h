@@ -220,7 +220,10 @@ typedef struct clattn_layout {
  * tensor [batch, heads, Nq, Nk] with batch 1 or B and heads 1 or H (a mask
  * of one index along a dimension serves every index there), laid out by
  * `layout` (its token stride is the stride between query rows; the key
- * dimension is contiguous; all zero: contiguous). */
+ * dimension is contiguous; all zero: contiguous). On each call the device
+ * finds every row tile's span of keys the mask leaves visible (one read of
+ * the mask outside the spans), and the kernels built from source walk only
+ * that span: a causal or padding mask skips the blocks it hides. */
 typedef enum clattn_mask_kind {
     CLATTN_MASK_NONE = 0,
     CLATTN_MASK_ADD = 1,  /* values of `dtype` added to the scores; a score of -inf
@@ -325,7 +328,9 @@ typedef struct clattn_options {
      * block mask, for the span), which the context keeps for the calls of
      * that shape: the kernels walk only the span, so a window or prefix
      * written as mask_mod skips the blocks it hides, as the built-ins
-     * do; keys hidden inside a span are evaluated one at a time. */
+     * do; keys hidden inside a span are evaluated one at a time. A mask
+     * tensor's spans (clattn_mask) are found on every call, as its values
+     * may change. */
     const char *score_mod;
     const char *mask_mod;
     /* V's and O's head dimension when it differs from Q's and K's

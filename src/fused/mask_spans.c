@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A mask_mod's key spans per row tile (mask_spans.h, cl/fused/mask_spans.cl). */
+/* The key spans per row tile of a mask_mod and a mask tensor (mask_spans.h,
+ * cl/fused/mask_spans.cl). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "context/kernel_args.h"
 #include "context/program.h"
 #include "core/error.h"
+#include "core/variants.h"
 #include "device/cl_error.h"
 #include "device/kernel_source.h"
 #include "fused/mask_spans.h"
@@ -31,24 +33,44 @@ static void entry_release(struct mask_span_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Enqueues cl/fused/mask_spans.cl over the tiles into `spans`. */
-static int compute_spans(clattn_ctx *ctx, const struct attention_call *c, size_t bm,
-                         size_t n_rtiles, cl_mem spans)
+/* The prelude of the spans' program: snippet.clh and the mask_mod, or
+ * none (*out NULL) without one. */
+static int span_prelude(const clattn_options *o, char **out)
 {
-    const clattn_shape *s = c->shape;
-    const size_t group = s->heads / s->kv_heads;
-    char *env, *prelude, options[96];
+    *out = NULL;
+    if (!o->mask_mod)
+        return CLATTN_OK;
+    char *env;
     int rc = clattn_kernel_source("include/snippet.clh", &env);
     if (rc < 0)
         return rc;
-    const size_t n = strlen(env) + strlen(c->opts->mask_mod) + 4;
-    prelude = malloc(n);
-    if (prelude)
-        snprintf(prelude, n, "%s\n%s\n", env, c->opts->mask_mod);
+    const size_t n = strlen(env) + strlen(o->mask_mod) + 4;
+    if ((*out = malloc(n)))
+        snprintf(*out, n, "%s\n%s\n", env, o->mask_mod);
     free(env);
-    if (!prelude)
-        return clattn_fail(CLATTN_ENOMEM, "mask_mod spans: prelude");
-    snprintf(options, sizeof options, "-DGROUP=%zu -DBM=%zu -DWG=%d", group, bm, SPAN_WG);
+    return *out ? CLATTN_OK : clattn_fail(CLATTN_ENOMEM, "mask_mod spans: prelude");
+}
+
+/* Enqueues cl/fused/mask_spans.cl over the tiles into `spans`: the
+ * mask_mod's, and the mask tensor's where `tensor`. */
+static int compute_spans(clattn_ctx *ctx, const struct attention_call *c, size_t bm,
+                         size_t n_rtiles, int tensor, cl_mem spans)
+{
+    const clattn_shape *s = c->shape;
+    const clattn_options *o = c->opts;
+    const size_t group = s->heads / s->kv_heads;
+    const int kind = !tensor ? 0 : (c->flags & FUSED_F_MASK_BOOL) ? 2 : 1;
+    const int dtype = o->mask.dtype == CLATTN_F16 ? 1 : o->mask.dtype == CLATTN_BF16 ? 2 : 0;
+    struct mask_strides m = { 0, 0, 0, 0 };
+    if (tensor)
+        mask_strides_of(s, &o->mask, &m);
+    char *prelude, options[160];
+    int rc = span_prelude(o, &prelude);
+    if (rc < 0)
+        return rc;
+    snprintf(options, sizeof options,
+             "-DGROUP=%zu -DBM=%zu -DWG=%d -DSPAN_MOD=%d -DSPAN_MASK=%d -DSPAN_DTYPE=%d", group,
+             bm, SPAN_WG, o->mask_mod != NULL, kind, dtype);
     cl_kernel kern;
     rc = kernel_get_with(ctx, "fused/mask_spans.cl", prelude, options, "mask_spans", &kern);
     free(prelude);
@@ -60,10 +82,17 @@ static int compute_spans(clattn_ctx *ctx, const struct attention_call *c, size_t
     arg_u32(&a, s->kv_len);
     arg_u32(&a, s->kv_heads);
     arg_u32(&a, n_rtiles);
+    arg_mem(&a, tensor ? c->mask : NULL);
+    arg_u64(&a, m.offset);
+    arg_u64(&a, m.batch);
+    arg_u64(&a, m.head);
+    arg_u64(&a, m.row);
     cl_int err = a.err;
     size_t local = SPAN_WG, global = s->batch * s->kv_heads * n_rtiles * local;
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(ctx->queue, kern, 1, NULL, &global, &local,
+                                     tensor ? c->num_wait : 0, tensor ? c->wait_list : NULL,
+                                     NULL);
     clReleaseKernel(kern);
     return err == CL_SUCCESS ? CLATTN_OK : clattn_fail_cl(err, "mask_spans");
 }
@@ -72,12 +101,25 @@ int mask_spans_get(clattn_ctx *ctx, const struct attention_call *c, const struct
                    cl_mem *out)
 {
     *out = NULL;
-    if (!(c->flags & FUSED_F_MASK_MOD))
+    if (plan->kernel->binary)
+        return CLATTN_OK;
+    const int tensor = (c->flags & (FUSED_F_MASK | FUSED_F_MASK_BOOL)) != 0;
+    if (!tensor && !(c->flags & FUSED_F_MASK_MOD))
         return CLATTN_OK;
     const clattn_shape *s = c->shape;
     const size_t group = s->heads / s->kv_heads, bm = plan->tiles.bm;
-    const char *snippet = c->opts->mask_mod;
+    const size_t bytes = s->batch * s->kv_heads * plan->n_rtiles * 2 * sizeof(cl_uint);
     struct mask_span_cache *cache = &ctx->fused.spans;
+    if (tensor) {
+        int rc = kept_buffer_get(ctx->context, &cache->per_call, bytes, 0,
+                                 "clCreateBuffer(mask spans)", out);
+        if (rc >= 0)
+            rc = compute_spans(ctx, c, bm, plan->n_rtiles, 1, *out);
+        if (rc < 0)
+            *out = NULL;
+        return rc;
+    }
+    const char *snippet = c->opts->mask_mod;
     for (int i = 0; i < MASK_SPANS_KEPT; i++) {
         const struct mask_span_entry *e = &cache->entries[i];
         if (entry_matches(e, snippet, s->batch, s->kv_heads, group, s->q_len, s->kv_len, bm)) {
@@ -87,12 +129,11 @@ int mask_spans_get(clattn_ctx *ctx, const struct attention_call *c, const struct
     }
     struct mask_span_entry *e = &cache->entries[cache->next];
     entry_release(e);
-    const size_t bytes = s->batch * s->kv_heads * plan->n_rtiles * 2 * sizeof(cl_uint);
     cl_int err;
     cl_mem spans = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (!spans)
         return clattn_fail_cl(err, "clCreateBuffer(mask_mod spans)");
-    int rc = compute_spans(ctx, c, bm, plan->n_rtiles, spans);
+    int rc = compute_spans(ctx, c, bm, plan->n_rtiles, 0, spans);
     char *copy = rc < 0 ? NULL : strdup(snippet);
     if (rc >= 0 && !copy)
         rc = clattn_fail(CLATTN_ENOMEM, "mask_mod spans: snippet");
@@ -112,4 +153,5 @@ void mask_span_cache_release(struct mask_span_cache *cache)
     for (int i = 0; i < MASK_SPANS_KEPT; i++)
         entry_release(&cache->entries[i]);
     cache->next = 0;
+    kept_buffer_release(&cache->per_call);
 }
