@@ -10,20 +10,19 @@
  * hidden inside a span are still evaluated one at a time.
  *
  * Built (src/fused/mask_spans.c) after the caller's snippet with
- * -DSPAN_MOD=1, and with -DSPAN_MASK=<0: none, 1: additive (-DSPAN_DTYPE:
- * 0 fp32, 1 fp16, 2 bf16; -inf hides), 2: boolean (0 hides)>, -DGROUP=<H /
- * Hkv> (the packing of fused_grid.clh: packed row r is token r / GROUP of
- * head hk GROUP + r % GROUP), -DBM=<rows per tile> and -DWG=<work-items per
- * group>. One work-group per tile: its work-items take the keys from the
- * front WG at a time until one is seen, then from the back, so that a span
- * costs the hidden keys around it, not the tile's every key.
+ * -DSPAN_MOD=1, and with -DSPAN_MASK=<0: none, 1: additive (-inf hides;
+ * its storage fused_score.clh's -DMASK_DTYPE), 2: boolean (0 hides)>,
+ * -DGROUP=<H / Hkv> (the packing of fused_grid.clh: packed row r is token
+ * r / GROUP of head hk GROUP + r % GROUP), -DBM=<rows per tile> and
+ * -DWG=<work-items per group>. One work-group per tile: its work-items take
+ * the keys from the front WG at a time until one is seen, then from the
+ * back, so that a span costs the hidden keys around it, not the tile's
+ * every key.
  */
 #if !defined(GROUP) || !defined(BM) || !defined(WG) || !defined(SPAN_MOD) || !defined(SPAN_MASK)
 #error "build with -DGROUP -DBM -DWG -DSPAN_MOD -DSPAN_MASK (fused/mask_spans.c)"
 #endif
-#ifndef SPAN_DTYPE
-#define SPAN_DTYPE 0
-#endif
+#include "fused_score.clh" /* the additive mask's loads */
 
 /* The mask tensor and its strides (elements; 0 along a broadcast
  * dimension). */
@@ -32,18 +31,19 @@ struct span_mask {
     ulong off, sb, sh, sr;
 };
 
+/* Element (b, h, i, k) of the mask tensor. */
+static ulong mask_at(const struct span_mask *m, uint b, uint h, uint i, uint k)
+{
+    return m->off + b * m->sb + h * m->sh + i * m->sr + k;
+}
+
 /* Whether the mask tensor shows key k to query i of head h. */
 static int mask_shows(const struct span_mask *m, uint b, uint h, uint i, uint k)
 {
-    const ulong x = m->off + b * m->sb + h * m->sh + i * m->sr + k;
 #if SPAN_MASK == 2
-    return ((__global const uchar *)m->data)[x] != 0;
-#elif SPAN_MASK == 1 && SPAN_DTYPE == 1
-    return vload_half(x, (__global const half *)m->data) != -INFINITY;
-#elif SPAN_MASK == 1 && SPAN_DTYPE == 2
-    return ((__global const ushort *)m->data)[x] != 0xff80u; /* bf16 -inf */
+    return ((__global const uchar *)m->data)[mask_at(m, b, h, i, k)] != 0;
 #elif SPAN_MASK == 1
-    return ((__global const float *)m->data)[x] != -INFINITY;
+    return fused_mask_value(m->data, mask_at(m, b, h, i, k)) != -INFINITY;
 #else
     return 1;
 #endif
@@ -69,16 +69,11 @@ static uint run_sees(const struct span_mask *m, uint b, uint hk, uint r0, uint r
         int16 seen = (int16)(0);
         for (uint r = r0; r < r0 + rows; r++) {
             const uint h = hk * GROUP + r % GROUP, i = r / GROUP;
-            const ulong x = m->off + b * m->sb + h * m->sh + i * m->sr + k;
+            const ulong x = mask_at(m, b, h, i, k);
 #if SPAN_MASK == 2
             seen |= convert_int16(vload16(0, (__global const uchar *)m->data + x) != (uchar16)(0));
-#elif SPAN_DTYPE == 1
-            seen |= vload_half16(0, (__global const half *)m->data + x) != (float16)(-INFINITY);
-#elif SPAN_DTYPE == 2
-            seen |= convert_int16(vload16(0, (__global const ushort *)m->data + x) !=
-                                  (ushort16)(0xff80u));
 #else
-            seen |= vload16(0, (__global const float *)m->data + x) != (float16)(-INFINITY);
+            seen |= MASK_LOAD_VEC(16, m->data, x) != (float16)(-INFINITY);
 #endif
             if (all(seen))
                 break;

@@ -292,9 +292,6 @@ static int plan_kernel(clattn_ctx *ctx, const struct attention_call *c,
     snprintf(note, sizeof note, "%s", plan->note);
     fused_plan_init(plan, k);
     plan->head_dim_v = c->head_dim_v;
-    plan->kv_quantized = (c->flags & FUSED_F_KV_QUANT) != 0;
-    plan->kv_blocks = c->opts->k_type == CLATTN_KV_Q8_0 || c->opts->k_type == CLATTN_KV_Q4_0 ||
-                      c->opts->v_type == CLATTN_KV_Q8_0 || c->opts->v_type == CLATTN_KV_Q4_0;
     plan->k_type = c->opts->k_type;
     plan->v_type = c->opts->v_type;
     plan->kv_copy = kv_copy_bytes(c);
@@ -497,18 +494,16 @@ static void note_plan(const struct attention_call *c, const struct fused_plan *p
                  plan->note);
 }
 
-/* The caller's snippets as one prelude (NULL: none) in *out, malloc'd:
- * cl/include/snippet.clh's helpers, then the snippets. */
-static int snippets_of(const clattn_options *o, char **out)
+int fused_snippets_prelude(const char *score_mod, const char *mask_mod, char **out)
 {
     *out = NULL;
-    if (!o->score_mod && !o->mask_mod)
+    if (!score_mod && !mask_mod)
         return CLATTN_OK;
     char *env;
     int rc = clattn_kernel_source("include/snippet.clh", &env);
     if (rc < 0)
         return rc;
-    const char *a = o->score_mod ? o->score_mod : "", *b = o->mask_mod ? o->mask_mod : "";
+    const char *a = score_mod ? score_mod : "", *b = mask_mod ? mask_mod : "";
     const size_t n = strlen(env) + strlen(a) + strlen(b) + 8;
     if ((*out = malloc(n)))
         snprintf(*out, n, "%s\n%s\n%s\n", env, a, b);
@@ -536,7 +531,7 @@ int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)
     char file[64], options[640], *prelude;
     fused_program_of(c, &plan, file, sizeof file, options, sizeof options);
     cl_kernel kern;
-    if ((rc = snippets_of(c->opts, &prelude)) < 0)
+    if ((rc = fused_snippets_prelude(c->opts->score_mod, c->opts->mask_mod, &prelude)) < 0)
         return rc;
     rc = kernel_get_with(ctx, file, prelude, options, FUSED_ENTRY, &kern);
     free(prelude);

@@ -49,9 +49,7 @@ struct fused_plan {
     size_t splits;          /* key chunks (split-KV); 1: none */
     size_t split_keys;      /* keys per chunk, a multiple of BN */
     size_t head_dim_v;      /* V's and O's head dimension (the call's) */
-    int kv_quantized;       /* K or V stored quantized (the call's cache) */
-    int kv_blocks;          /* ... in blocks of 32 with a scale (q8_0, q4_0) */
-    int k_type, v_type;     /* K's and V's clattn_kv_type (the call's) */
+    int k_type, v_type;     /* K's and V's clattn_kv_type (the call's cache) */
     int kv_copy;            /* the largest of 16, 8 and 4 bytes dividing every
                              * K and V row's address and length as stored
                              * (0: none of them) */
@@ -161,6 +159,11 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
 
 /* The program that runs `plan` for call `c`: its file (a .cl source or a
  * .ptx binary) and build options ("" for a binary). */
+/* The caller's snippets as one program prelude (NULL: none) in *out,
+ * malloc'd: cl/include/snippet.clh's helpers, then the snippets (either may
+ * be NULL). */
+int fused_snippets_prelude(const char *score_mod, const char *mask_mod, char **out);
+
 void fused_program_of(const struct attention_call *c, const struct fused_plan *plan, char *file,
                       size_t file_cap, char *options, size_t options_cap);
 

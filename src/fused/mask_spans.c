@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/variants.h"
 #include "device/cl_error.h"
-#include "device/kernel_source.h"
+#include "fused/kernel.h"
 #include "fused/mask_spans.h"
 
 /* Work-items of a span's work-group: a turn of the scan takes this many
@@ -33,24 +33,6 @@ static void entry_release(struct mask_span_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-/* The prelude of the spans' program: snippet.clh and the mask_mod, or
- * none (*out NULL) without one. */
-static int span_prelude(const clattn_options *o, char **out)
-{
-    *out = NULL;
-    if (!o->mask_mod)
-        return CLATTN_OK;
-    char *env;
-    int rc = clattn_kernel_source("include/snippet.clh", &env);
-    if (rc < 0)
-        return rc;
-    const size_t n = strlen(env) + strlen(o->mask_mod) + 4;
-    if ((*out = malloc(n)))
-        snprintf(*out, n, "%s\n%s\n", env, o->mask_mod);
-    free(env);
-    return *out ? CLATTN_OK : clattn_fail(CLATTN_ENOMEM, "mask_mod spans: prelude");
-}
-
 /* Enqueues cl/fused/mask_spans.cl over the tiles into `spans`: the
  * mask_mod's, and the mask tensor's where `tensor`. */
 static int compute_spans(clattn_ctx *ctx, const struct attention_call *c, size_t bm,
@@ -60,17 +42,16 @@ static int compute_spans(clattn_ctx *ctx, const struct attention_call *c, size_t
     const clattn_options *o = c->opts;
     const size_t group = s->heads / s->kv_heads;
     const int kind = !tensor ? 0 : (c->flags & FUSED_F_MASK_BOOL) ? 2 : 1;
-    const int dtype = o->mask.dtype == CLATTN_F16 ? 1 : o->mask.dtype == CLATTN_BF16 ? 2 : 0;
     struct mask_strides m = { 0, 0, 0, 0 };
     if (tensor)
         mask_strides_of(s, &o->mask, &m);
     char *prelude, options[160];
-    int rc = span_prelude(o, &prelude);
+    int rc = fused_snippets_prelude(NULL, o->mask_mod, &prelude);
     if (rc < 0)
         return rc;
     snprintf(options, sizeof options,
-             "-DGROUP=%zu -DBM=%zu -DWG=%d -DSPAN_MOD=%d -DSPAN_MASK=%d -DSPAN_DTYPE=%d", group,
-             bm, SPAN_WG, o->mask_mod != NULL, kind, dtype);
+             "-DGROUP=%zu -DBM=%zu -DWG=%d -DSPAN_MOD=%d -DSPAN_MASK=%d -DMASK_DTYPE=%d", group,
+             bm, SPAN_WG, o->mask_mod != NULL, kind, kind == 1 ? (int)o->mask.dtype : 0);
     cl_kernel kern;
     rc = kernel_get_with(ctx, "fused/mask_spans.cl", prelude, options, "mask_spans", &kern);
     free(prelude);

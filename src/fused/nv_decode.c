@@ -12,8 +12,10 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/kv_type.h"
 #include "fused/kernel.h"
 #include "fused/nv_mma.h"
+#include "../../cl/include/nv_kv_stage_pitch.h" /* the stages' pitch, shared with the kernel */
 
 /* Ring bytes to aim for: 3 stages of 32 keys at d = 128, four groups per
  * Hopper SM. The H200's sweep (docs/PERFORMANCE.md) found 2 to 8 stages and
@@ -108,14 +110,12 @@ static int staged_fits(size_t bm, size_t bn, size_t d)
     return bm == 16 && d <= 128 && (bn == 16 || bn == 32);
 }
 
-static size_t stage_pitch(clattn_kv_type type, size_t d)
+/* A staged row of d values of `type` (fp16 or bf16 where stored plain). */
+static size_t stage_pitch(int type, size_t d)
 {
-    const size_t bytes = type == CLATTN_KV_Q8_0   ? d / 32 * 34
-                         : type == CLATTN_KV_Q4_0 ? d / 32 * 18
-                         : type == CLATTN_KV_FP8_E4M3 ? d
-                                                  : 2 * d;
-    const size_t pitch = (bytes + 15) / 16 * 16;
-    return pitch % 128 == 0 ? pitch + 32 : pitch;
+    uint64_t bytes = 0;
+    kv_bytes((clattn_kv_type)type, CLATTN_F16, d, &bytes); /* d <= 128: no overflow */
+    return NV_KV_STAGE_PITCH((size_t)bytes);
 }
 
 /* About 16 KiB of stages: with Q's tile, eight groups (the registers'
@@ -128,20 +128,36 @@ static size_t stage_pitch(clattn_kv_type type, size_t d)
  * fragments then read in 16-bit loads: 0.1312 at 4 stages now). */
 #define STAGED_RING_BYTES (16 * 1024)
 
+/* K or V stored quantized. */
+static int kv_quantized(const struct fused_plan *plan)
+{
+    return plan->k_type != CLATTN_KV_DTYPE || plan->v_type != CLATTN_KV_DTYPE;
+}
+
+/* ... in blocks of 32 values with a scale (q8_0, q4_0). */
+static int kv_blocks(const struct fused_plan *plan)
+{
+    return plan->k_type == CLATTN_KV_Q8_0 || plan->k_type == CLATTN_KV_Q4_0 ||
+           plan->v_type == CLATTN_KV_Q8_0 || plan->v_type == CLATTN_KV_Q4_0;
+}
+
 /* The register path a cache takes by default: the staged one for q8_0 and
  * q4_0 (K or V), whose fragments carry too few bytes to keep the stream
  * in flight, where the rows allow it (plan->kv_copy); the direct one for
  * fp16 and fp8. On an H200 (B = 8, H = 32, Hkv = 8, Nk = 16384, d = 128,
  * ms): q8_0 0.1907 direct, 0.1312 staged; q4_0 0.3460 and 0.0871 (16x32
  * tiles); fp8 0.1265 and 0.1379; fp16 pages of 16 keys 0.2117 and
- * 0.2152, of 256 0.1833 and 0.1950. */
+ * 0.2152, of 256 0.1833 and 0.1950. An fp8 cache in tiles direct=1 does
+ * not take goes staged too. */
 static int default_direct(const struct fused_plan *plan, size_t bm, size_t bn, size_t d)
 {
     if (plan->params[PARAM_DIRECT] != PARAM_AUTO)
         return plan->params[PARAM_DIRECT];
-    if (plan->kv_blocks && plan->kv_copy && staged_fits(bm, bn, d))
+    const int direct = bn == DIRECT_BN && direct_fits(bm, d);
+    if (kv_quantized(plan) && plan->kv_copy && staged_fits(bm, bn, d) &&
+        (kv_blocks(plan) || !direct))
         return 2;
-    return bn == DIRECT_BN && direct_fits(bm, d) ? 1 : 0;
+    return direct;
 }
 
 static size_t max_rows(size_t d)
@@ -208,10 +224,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
     if ((bm != 16 && bm != 32) || (bm == 32 && d > 128) || bn % 16 || bn == 0 || bn > 128)
         return clattn_fail(CLATTN_EINVAL, "decode tiles need BM = 16 (or 32 up to d = 128) and "
                            "BN a multiple of 16 up to 128 (asked %zux%zu for d=%zu)", bm, bn, d);
-    int direct = default_direct(plan, bm, bn, d);
-    if (direct == 0 && plan->kv_quantized && plan->kv_copy && staged_fits(bm, bn, d) &&
-        plan->params[PARAM_DIRECT] == PARAM_AUTO)
-        direct = 2; /* an fp8 cache in tiles direct=1 does not take */
+    const int direct = default_direct(plan, bm, bn, d);
     if (direct == 1 && !(bn == DIRECT_BN && direct_fits(bm, d)))
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: direct=1 takes 16x%d "
                            "tiles up to d = 128 (d=%zu)", bm, bn, DIRECT_BN, d);
@@ -222,7 +235,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         return clattn_fail(CLATTN_EUNSUPPORTED, "direct=2 copies K and V rows in pieces of 4, 8 "
                            "or 16 bytes: this cache's rows start on 2-byte boundaries (its "
                            "offset or strides as stored)");
-    if (!direct && plan->kv_quantized)
+    if (!direct && kv_quantized(plan))
         return clattn_fail(CLATTN_EUNSUPPORTED, "decode tile %zux%zu: a quantized cache takes "
                            "a register path (16x%d tiles up to d = 128, direct=1 or 2)", bm, bn,
                            DIRECT_BN);
@@ -231,8 +244,8 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
         stages = ring_stages(plan, bn, d);
         local = local_bytes(bm, bn, d, stages);
     } else if (direct == 2) {
-        const size_t stage = bn * (stage_pitch((clattn_kv_type)plan->k_type, d) +
-                                   stage_pitch((clattn_kv_type)plan->v_type, plan->head_dim_v));
+        const size_t stage = bn * (stage_pitch(plan->k_type, d) +
+                                   stage_pitch(plan->v_type, plan->head_dim_v));
         stages = (size_t)param_or(plan, PARAM_STAGES, (int)(STAGED_RING_BYTES / stage));
         stages = stages < 2 ? 2 : stages > STAGES_MAX ? STAGES_MAX : stages;
         local += stages * stage;
@@ -265,7 +278,7 @@ static int configure(const struct device_facts *dev, const clattn_shape *s,
 #define BLOCKS_CHUNK_KEYS 256
 static int default_prefetch(const struct fused_plan *plan)
 {
-    return plan->kv_blocks ? BLOCKS_PREFETCH : 0;
+    return kv_blocks(plan) ? BLOCKS_PREFETCH : 0;
 }
 
 static void options(const clattn_shape *s, const struct fused_plan *plan, char *buf, size_t cap)
@@ -300,7 +313,7 @@ static void plan_chunks(struct fused_plan *plan, size_t blocks)
 {
     const size_t splits = plan->splits;
     const size_t floor_cb = FUSED_PLAN_OWN(plan, struct nv_decode_own)->stages - 1;
-    const size_t keys = plan->kv_blocks && FUSED_PLAN_OWN(plan, struct nv_decode_own)->direct == 1
+    const size_t keys = kv_blocks(plan) && FUSED_PLAN_OWN(plan, struct nv_decode_own)->direct == 1
                             ? BLOCKS_CHUNK_KEYS : CHUNK_KEYS;
     size_t cb = (size_t)param_or(plan, PARAM_CHUNK_BLOCKS, (int)(keys / plan->tiles.bn));
     cb = cb < floor_cb ? floor_cb : cb;
