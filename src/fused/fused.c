@@ -8,8 +8,8 @@
 #include "context/context.h"
 #include "context/program.h"
 #include "core/kv_type.h"
-#include "device/kernel_source.h"
 #include "fused/fused.h"
+#include "fused/snippets.h"
 #include "model/splits.h"
 #include "tune/tune.h"
 
@@ -492,23 +492,6 @@ static void note_plan(const struct attention_call *c, const struct fused_plan *p
     else if (plan->note[0])
         snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), "; %s",
                  plan->note);
-}
-
-int fused_snippets_prelude(const char *score_mod, const char *mask_mod, char **out)
-{
-    *out = NULL;
-    if (!score_mod && !mask_mod)
-        return CLATTN_OK;
-    char *env;
-    int rc = clattn_kernel_source("include/snippet.clh", &env);
-    if (rc < 0)
-        return rc;
-    const char *a = score_mod ? score_mod : "", *b = mask_mod ? mask_mod : "";
-    const size_t n = strlen(env) + strlen(a) + strlen(b) + 8;
-    if ((*out = malloc(n)))
-        snprintf(*out, n, "%s\n%s\n%s\n", env, a, b);
-    free(env);
-    return *out ? CLATTN_OK : clattn_fail(CLATTN_ENOMEM, "score_mod / mask_mod prelude");
 }
 
 int fused_enqueue(clattn_ctx *ctx, const struct attention_call *c)

@@ -159,11 +159,6 @@ int fused_launch(clattn_ctx *ctx, const struct attention_call *call,
 
 /* The program that runs `plan` for call `c`: its file (a .cl source or a
  * .ptx binary) and build options ("" for a binary). */
-/* The caller's snippets as one program prelude (NULL: none) in *out,
- * malloc'd: cl/include/snippet.clh's helpers, then the snippets (either may
- * be NULL). */
-int fused_snippets_prelude(const char *score_mod, const char *mask_mod, char **out);
-
 void fused_program_of(const struct attention_call *c, const struct fused_plan *plan, char *file,
                       size_t file_cap, char *options, size_t options_cap);
 

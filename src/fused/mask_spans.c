@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/variants.h"
 #include "device/cl_error.h"
-#include "fused/kernel.h"
+#include "fused/snippets.h"
 #include "fused/mask_spans.h"
 
 /* Work-items of a span's work-group: a turn of the scan takes this many
