@@ -23,7 +23,7 @@
 
 void bench_model_device(const bench_device *dev, clattn_model_device *out)
 {
-    ceilings_model_device(&dev->ceil, CLATTN_F32, out);
+    clattn_model_device_from_ceilings(&dev->ceil, CLATTN_F32, out);
     out->peak_flops = dev->peak.value; /* the bench dtype's, chosen once */
 }
 

@@ -94,15 +94,3 @@ clattn_figure ceilings_peak(const clattn_ceilings *c, clattn_dtype dtype, int *f
         *f32_stands_in = stands_in;
     return dtype == CLATTN_F32 || stands_in ? c->flops_f32 : c->flops_f16;
 }
-
-void ceilings_model_device(const clattn_ceilings *c, clattn_dtype dtype,
-                           clattn_model_device *out)
-{
-    clattn_model_default_device(out);
-    out->capacity_bytes = (uint64_t)c->global_mem_bytes.value;
-    out->max_alloc_bytes = (uint64_t)c->max_alloc_bytes.value;
-    out->cache_bytes = (uint64_t)c->cache_bytes.value;
-    out->bandwidth = c->bandwidth.value;
-    out->peak_flops = ceilings_peak(c, dtype, NULL).value;
-    out->launch_latency_s = c->launch_latency_s.value;
-}

@@ -31,8 +31,4 @@ int ceilings_measure_missing(clattn_ctx *ctx, clattn_ceilings *out, char *note, 
  * storage with float arithmetic: *f32_stands_in = 1; may be NULL). */
 clattn_figure ceilings_peak(const clattn_ceilings *c, clattn_dtype dtype, int *f32_stands_in);
 
-/* The model's device from the ceilings, priced for `dtype` (ceilings_peak). */
-void ceilings_model_device(const clattn_ceilings *c, clattn_dtype dtype,
-                           clattn_model_device *out);
-
 #endif

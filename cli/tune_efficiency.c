@@ -116,7 +116,7 @@ int tune_efficiencies(clattn_ctx *ctx, const clattn_shape *tuned, struct tune_se
         return -1;
     }
     clattn_model_device dev;
-    ceilings_model_device(&c, tuned->dtype, &dev);
+    clattn_model_device_from_ceilings(&c, tuned->dtype, &dev);
     /* A decoding step over four times the keys, grouped four query heads to
      * a KV head where the heads allow: the memory roof's shape. The naive
      * path's compute shape is the tuned one at N = 1024 at most, where S

@@ -1426,6 +1426,40 @@ static void spread_by_hand(void **state)
                      (double)(2 * q_half + kv_all + 32ull * 32768 * 4) / 50e9) < 1e-9);
 }
 
+/* A device's ceilings as the model's device: each figure carried over,
+ * the FLOP rate the dtype's, fp32's standing in where no 16-bit rate is
+ * known, an unknown figure 0. */
+static void device_from_ceilings(void **state)
+{
+    (void)state;
+    clattn_ceilings c;
+    memset(&c, 0, sizeof c);
+    c.global_mem_bytes = (clattn_figure){ 80.0 * (double)GiB, CLATTN_SRC_TABLE };
+    c.max_alloc_bytes = (clattn_figure){ 20.0 * (double)GiB, CLATTN_SRC_REPORTED };
+    c.cache_bytes = (clattn_figure){ 50.0 * (double)MiB, CLATTN_SRC_MEASURED };
+    c.bandwidth = (clattn_figure){ 3e12, CLATTN_SRC_MEASURED };
+    c.flops_f32 = (clattn_figure){ 60e12, CLATTN_SRC_MEASURED };
+    c.flops_f16 = (clattn_figure){ 900e12, CLATTN_SRC_MEASURED };
+    c.launch_latency_s = (clattn_figure){ 4e-6, CLATTN_SRC_MEASURED };
+    clattn_model_device d;
+    clattn_model_device_from_ceilings(&c, CLATTN_F16, &d);
+    assert_int_equal(d.capacity_bytes, 80 * GiB);
+    assert_int_equal(d.max_alloc_bytes, 20 * GiB);
+    assert_int_equal(d.cache_bytes, 50 * MiB);
+    assert_true(d.bandwidth == 3e12 && d.peak_flops == 900e12 && d.launch_latency_s == 4e-6);
+    clattn_model_device_from_ceilings(&c, CLATTN_BF16, &d);
+    assert_true(d.peak_flops == 900e12);
+    clattn_model_device_from_ceilings(&c, CLATTN_F32, &d);
+    assert_true(d.peak_flops == 60e12);
+    c.flops_f16 = (clattn_figure){ 0, CLATTN_SRC_NONE };
+    clattn_model_device_from_ceilings(&c, CLATTN_F16, &d);
+    assert_true(d.peak_flops == 60e12);
+    c.launch_latency_s = (clattn_figure){ 0, CLATTN_SRC_NONE };
+    clattn_model_device_from_ceilings(&c, CLATTN_F16, &d);
+    assert_true(d.launch_latency_s == 0);
+    clattn_model_device_from_ceilings(NULL, CLATTN_F16, &d); /* no crash */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1463,6 +1497,7 @@ int main(void)
         cmocka_unit_test(cache_packed_by_hand),
         cmocka_unit_test(kv_capacity_by_hand),
         cmocka_unit_test(spread_by_hand),
+        cmocka_unit_test(device_from_ceilings),
         cmocka_unit_test(cache_bad_arguments),
         cmocka_unit_test(cache_runtime_memory),
     };

@@ -63,6 +63,14 @@ typedef struct clattn_ceilings {
  * Never fails for want of a measurement. Thread-safe. */
 CLATTN_API int clattn_device_ceilings(clattn_ctx *ctx, clattn_ceilings *out);
 
+/* The model's device (clattn/model.h) from a device's ceilings, priced for
+ * `dtype`: its FLOP rate the dtype's, or fp32's where no 16-bit figure is
+ * known (fp16 then is half storage with float arithmetic); a figure not
+ * known stays 0 (API 1.6). */
+struct clattn_model_device;
+CLATTN_API void clattn_model_device_from_ceilings(const clattn_ceilings *c, clattn_dtype dtype,
+                                                  struct clattn_model_device *out);
+
 /* Like clattn_device_ceilings, for any device without opening a context. */
 CLATTN_API int clattn_device_ceilings_cl(cl_device_id dev, clattn_ceilings *out);
 

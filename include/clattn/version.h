@@ -13,7 +13,7 @@
  * the soname, libclattn.so.MAJOR), the minor when functions or fields are
  * added compatibly. */
 #define CLATTN_API_VERSION_MAJOR 1
-#define CLATTN_API_VERSION_MINOR 5
+#define CLATTN_API_VERSION_MINOR 6
 /* Major and minor in one number, (major << 16) | minor, comparable with
  * clattn_api_version(). */
 #define CLATTN_API_VERSION ((CLATTN_API_VERSION_MAJOR << 16) | CLATTN_API_VERSION_MINOR)

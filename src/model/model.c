@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "clattn/device.h"
 #include "clattn/model.h"
 #include "core/abi.h"
 #include "core/error.h"
@@ -172,6 +173,21 @@ void clattn_model_default_device(clattn_model_device *dev)
     if (!dev)
         return;
     *dev = (clattn_model_device){ 0 };
+}
+
+void clattn_model_device_from_ceilings(const clattn_ceilings *c, clattn_dtype dtype,
+                                       clattn_model_device *out)
+{
+    if (!c || !out)
+        return;
+    clattn_model_default_device(out);
+    const int f32 = dtype == CLATTN_F32 || c->flops_f16.source == CLATTN_SRC_NONE;
+    out->capacity_bytes = (uint64_t)c->global_mem_bytes.value;
+    out->max_alloc_bytes = (uint64_t)c->max_alloc_bytes.value;
+    out->cache_bytes = (uint64_t)c->cache_bytes.value;
+    out->bandwidth = c->bandwidth.value;
+    out->peak_flops = f32 ? c->flops_f32.value : c->flops_f16.value;
+    out->launch_latency_s = c->launch_latency_s.value;
 }
 
 /* Adds one buffer to the plan; the first of equal sizes stays the largest. */
