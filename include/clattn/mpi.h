@@ -29,9 +29,13 @@
  *   every rank gathers all of K and V, then computes its queries in one
  *   call per query chunk; RING: the K/V blocks go round the ring, each
  *   rank computing against the block it holds while the next arrives,
- *   the partials merged; AUTO: the ring on more than one rank (its
- *   transfers run under the compute, and no rank holds more than two
- *   blocks). Each pair of chunks is one attention call whose bottom-right
+ *   the partials merged; AUTO: the all-gather where all of K and V fits
+ *   every rank's device (the model's memory plan, clattn_device_ceilings)
+ *   and gathering them takes at most a tenth of a rank's compute (the
+ *   model's roofline, over the link between ranks, measured once per
+ *   communicator and kept as its attribute), else the ring (its transfers
+ *   under the compute, no rank holding more than two blocks); the info's
+ *   note gives the figures. Each pair of chunks is one attention call whose bottom-right
  *   mask and per-sequence lengths reproduce the whole call's mask (more
  *   calls where a sequence's causal diagonal cuts the pair).
  *

@@ -232,6 +232,7 @@ int clattn_mpi_attention(clattn_ctx *ctx, MPI_Comm comm, const clattn_mpi_call *
     struct mpi_run r;
     memset(&r, 0, sizeof r);
     r.ctx = ctx;
+    r.caller = comm;
     /* A communicator of the call's own: its messages never meet the
      * caller's. */
     if (MPI_Comm_dup(comm, &r.comm) != MPI_SUCCESS)

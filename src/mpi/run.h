@@ -17,7 +17,8 @@
 
 struct mpi_run {
     clattn_ctx *ctx;
-    MPI_Comm comm;
+    MPI_Comm comm;            /* the call's own (a duplicate of the caller's) */
+    MPI_Comm caller;          /* the caller's, which keeps the measured link */
     int rank, ranks;
     int threads;              /* the MPI library lets a second thread compute */
     clattn_mpi_call call;
@@ -57,6 +58,11 @@ int run_pair(struct mpi_run *r, const void *q, size_t qrows, const struct chunk 
 int run_agree(struct mpi_run *r, int rc);
 
 double run_clock(void);
+
+/* Whether a call sharded by tokens takes the ring (else the all-gather):
+ * the caller's scheme, or AUTO's from the model (choose.c; collective,
+ * the same on every rank; the reason in r->info.note). */
+int choose_ring(struct mpi_run *r);
 
 /* The two ways of spreading a call. */
 int run_keys(struct mpi_run *r, const void *q, const void *k, const void *v);

@@ -157,23 +157,10 @@ static int run_ring(struct mpi_run *r, const void *q, const void *k, const void 
     return rc;
 }
 
-/* The scheme: the caller's, or AUTO's: the ring where there is more than
- * one rank (each step's transfer runs under its compute, and no rank
- * holds more than two blocks), else the all-gather (one call per chunk). */
-static int choose(struct mpi_run *r)
-{
-    if (r->call.scheme != CLATTN_MPI_AUTO)
-        return r->call.scheme == CLATTN_MPI_RING;
-    snprintf(r->info.note, sizeof r->info.note, "%s", r->ranks > 1 ?
-             "the ring: each step's transfer runs under its compute" :
-             "one rank: its own keys");
-    return r->ranks > 1;
-}
-
 int run_tokens(struct mpi_run *r, const void *q, const void *k, const void *v)
 {
     const clattn_shape *s = &r->shape;
-    const int ring = choose(r);
+    const int ring = choose_ring(r);
     int rc;
     snprintf(r->info.scheme, sizeof r->info.scheme, "%s", ring ? "ring" : "allgather");
     const size_t n = r->local_len[r->rank], rows = s->batch * s->heads * n;
