@@ -240,6 +240,14 @@ int bench_inputs_cache(clattn_ctx *ctx, const bench_config *cfg, bench_inputs *i
 int bench_run_row(clattn_ctx *ctx, const bench_config *cfg, const bench_device *dev,
                   bench_inputs *in, bench_row *row);
 
+/* --------------------------------------------------------- bench_spread.c */
+
+struct cli_ranks;
+/* The bench over several devices (--device 0,1) or the ranks of an mpirun
+ * launch: each case's fused call whole on the first device and spread,
+ * beside the model's speedup. The command's exit status. */
+int bench_spread(const bench_args *a, const struct cli_ranks *ranks);
+
 /* ---------------------------------------------------------- bench_check.c */
 
 /* Compares the device output of `row` (in->dout after the verification run)

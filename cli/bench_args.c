@@ -32,6 +32,14 @@ static void usage(const cli_command *cmd, FILE *f)
             "cache's bytes and the check reads the same quantized K and V (fused rows\n"
             "only, unless --path asks for naive ones: they gather pages and quantized\n"
             "K and V into copies in the dtype, and refuse packed batches).\n"
+            "With several devices (--device 0,1), or under mpirun with several processes\n"
+            "(each rank on its own device: the r-th of --device's list, or the one\n"
+            "given), each (shape, mask) runs through the fused path whole on the first\n"
+            "device and spread over the devices (clattn_group_attention) or the ranks\n"
+            "(libclattn_mpi: keys for a decoding step, else tokens), both from host\n"
+            "arrays: the two medians, the speedup beside the model's\n"
+            "(clattn_model_predict_spread, the bandwidth between ranks measured), the\n"
+            "scheme that ran and both checks; --json writes those rows, --csv is refused.\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);

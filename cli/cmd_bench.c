@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "outfile.h"
+#include "ranks.h"
 
 /* ------------------------------------------------------------------ device */
 
@@ -306,10 +307,21 @@ static int run_bench(clattn_ctx *ctx, const bench_config *cfg, const bench_devic
 
 int cmd_bench(int argc, char **argv)
 {
+    cli_ranks ranks;
+    if (cli_ranks_begin(&argc, &argv, &ranks))
+        return 1;
     bench_args a;
     int rc = bench_parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        cli_ranks_end(&ranks);
         return rc == 1 ? 0 : rc;
+    }
+    if (ranks.ranks > 1 || (a.call.device && strchr(a.call.device, ','))) {
+        rc = bench_spread(&a, &ranks);
+        cli_ranks_end(&ranks);
+        cli_call_free(&a.call);
+        return rc;
+    }
     bench_config *cfg = malloc(sizeof *cfg);
     if (!cfg) {
         cli_error("bench: out of memory");

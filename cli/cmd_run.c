@@ -34,6 +34,7 @@
 #include "npy.h"
 #include "options.h"
 #include "outfile.h"
+#include "ranks.h"
 #include "variant.h"
 
 #define CMD "run"
@@ -89,6 +90,11 @@ static void usage(const cli_command *cmd, FILE *f)
             "across those devices (clattn_group_attention): a decoding step split by\n"
             "keys and merged exactly, longer calls split by query rows; what a split\n"
             "would change runs on the first (the summary says why).\n"
+            "Under mpirun with several processes (mpirun -np 2 clattn run ...), the\n"
+            "call is spread over the ranks (libclattn_mpi), each on its own device (the\n"
+            "r-th of --device's list, or the one given): a decoding step sharded by\n"
+            "keys, a prefill (Nq = Nk) by tokens, zigzag under a causal mask; every rank\n"
+            "reads the inputs, rank 0 writes the outputs and prints the summary.\n"
             "\n"
             "options:\n");
     cli_print_options(cmd, f);
@@ -578,18 +584,65 @@ static int run_group(const run_args *a, const run_inputs *in, const clattn_shape
     return 0;
 }
 
+/* Under mpirun with several ranks: one clattn_mpi_attention call over
+ * them, each rank on its own device (--device's r-th selector), sharded by
+ * keys for one query row (or Nq != Nk) and by tokens otherwise; the whole
+ * O on rank 0, the call's time the slowest rank's. Collective: every rank
+ * returns the same status. */
+static int run_ranks(const cli_ranks *ranks, const run_args *a, const run_inputs *in,
+                     const clattn_shape *shape, void *o, float *lse, run_result *r)
+{
+    int rc = CLATTN_OK;
+    if (a->cached)
+        rc = clattn_set_error(CLATTN_EUNSUPPORTED, "a KV cache form runs on one device "
+                              "(under mpirun the ranks take plain K and V)");
+    char sel[128];
+    clattn_ctx *ctx = NULL;
+    if (rc == CLATTN_OK)
+        rc = clattn_open(&ctx, cli_ranks_selector(ranks, a->call.device, sel, sizeof sel));
+    cli_ranks_share sh;
+    memset(&sh, 0, sizeof sh);
+    if (rc == CLATTN_OK)
+        rc = cli_ranks_share_make(ranks, shape, &a->opts, CLI_RANKS_AUTO, in->q.data,
+                                  in->k.data, in->v.data, &sh);
+    if (rc < 0)
+        cli_lib_error(ranks->ranks > 1 && ctx ? "run: this rank's share" : "run: this rank", rc);
+    /* No rank enters the call unless every rank can. */
+    int status = cli_ranks_status(ranks, rc < 0);
+    char scheme[16] = "";
+    if (status == 0) {
+        rc = cli_ranks_share_run(ranks, ctx, &sh, scheme, sizeof scheme, &r->device_s);
+        if (rc == CLATTN_OK)
+            rc = cli_ranks_share_gather(ranks, &sh, o, lse);
+        if (rc < 0 && ranks->rank == 0)
+            cli_lib_error("run: attention over the ranks", rc);
+        status = rc < 0;
+    }
+    r->total = r->device_s;
+    snprintf(r->device, sizeof r->device, "%d ranks (rank 0: %s)", ranks->ranks,
+             ctx ? clattn_device_name(ctx) : "?");
+    r->info.path = CLATTN_PATH_FUSED;
+    snprintf(r->info.kernel, sizeof r->info.kernel, "mpi by %s over %d ranks",
+             sh.tokens ? scheme : "keys", ranks->ranks);
+    cli_ranks_share_free(&sh);
+    clattn_close(&ctx);
+    return cli_ranks_status(ranks, status);
+}
+
 /* Runs attention into the new host arrays *o (and *lse with --lse-out). The
  * model's memory check comes first, before any device buffer exists. */
-static int run_attention(const run_args *a, const run_inputs *in, const clattn_shape *shape,
-                         void **o, float **lse, run_result *r)
+static int run_attention(const cli_ranks *ranks, const run_args *a, const run_inputs *in,
+                         const clattn_shape *shape, void **o, float **lse, run_result *r)
 {
     size_t nbytes = o_elems(shape, &a->opts) * clattn_dtype_size(shape->dtype);
     *o = malloc(nbytes);
     *lse = a->lse_out ? malloc(shape->batch * shape->heads * shape->q_len * sizeof(float)) : NULL;
     if (!*o || (a->lse_out && !*lse)) {
         cli_error("run: out of memory for %zu bytes of output", nbytes);
-        return 1;
+        return cli_ranks_status(ranks, 1);
     }
+    if (ranks->ranks > 1)
+        return run_ranks(ranks, a, in, shape, *o, *lse, r);
     if (a->call.device && strchr(a->call.device, ','))
         return run_group(a, in, shape, *o, *lse, r);
     const clattn_options opts = a->opts;
@@ -733,10 +786,15 @@ static void json_report(FILE *f, const run_args *a, const clattn_shape *s, const
 
 int cmd_run(int argc, char **argv)
 {
+    cli_ranks ranks;
+    if (cli_ranks_begin(&argc, &argv, &ranks))
+        return 1;
     run_args args;
     int status = parse_args(argc, argv, &args);
-    if (status)
+    if (status) {
+        cli_ranks_end(&ranks);
         return status < 0 ? 0 : status;
+    }
 
     run_inputs in;
     memset(&in, 0, sizeof in);
@@ -747,19 +805,23 @@ int cmd_run(int argc, char **argv)
     memset(&result, 0, sizeof result);
     /* The summary comes last, so a line on stdout means the outputs were
      * written. */
+    const int lead = ranks.rank == 0; /* under mpirun, rank 0 checks, writes and prints */
     status = load_inputs(&args, &in) || check_inputs(&args, &in, &shape) ||
              check_kv_lens(&args, &shape) || load_variant(&args, &shape) ||
-             make_cache(&args, &in, &shape) || check_output_paths(&args) ||
-             run_attention(&args, &in, &shape, &o, &lse, &result) ||
-             check_output(&args, &in, &shape, o, &result) ||
-             write_outputs(&args, &shape, o, lse, &result);
+             make_cache(&args, &in, &shape) || (lead && check_output_paths(&args));
+    status = cli_ranks_status(&ranks, status) ||
+             run_attention(&ranks, &args, &in, &shape, &o, &lse, &result) ||
+             (lead && (check_output(&args, &in, &shape, o, &result) ||
+                       write_outputs(&args, &shape, o, lse, &result)));
     const int to_stderr = outfile_is_stdout(args.out) ||
                           (args.call.json && outfile_is_stdout(args.call.json))
                           || (args.lse_out && outfile_is_stdout(args.lse_out));
-    if (status == 0)
+    if (status == 0 && lead)
         print_summary(to_stderr ? stderr : stdout, &args, &result, &shape, &args.opts);
     if (status == 0 && result.checked && !result.check_ok)
         status = 1; /* the outputs are written: what failed can be looked at */
+    status = cli_ranks_status(&ranks, status);
+    cli_ranks_end(&ranks);
     free(o);
     free(lse);
     cli_cache_free(&args.cache);
