@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ranks of an mpirun launch (ranks.h), with libclattn_mpi. */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,17 +11,6 @@
 #include "clattn/mpi.h"
 #include "cli.h"
 #include "ranks.h"
-
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-    char detail[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    return clattn_set_error(code, detail);
-}
 
 int cli_ranks_begin(int *argc, char ***argv, cli_ranks *r)
 {
@@ -171,14 +159,14 @@ int cli_ranks_share_make(const cli_ranks *r, const clattn_shape *s, const clattn
     sh->tokens = scheme == CLI_RANKS_AUTO ? s->q_len > 1 && s->q_len == s->kv_len
                                           : scheme != CLI_RANKS_KEYS;
     if (sh->tokens && s->q_len != s->kv_len)
-        return fail(CLATTN_EUNSUPPORTED, "spread by tokens over the ranks, the call's "
-                    "queries and keys are the same tokens (Nq = Nk)");
+        return clattn_set_error(CLATTN_EUNSUPPORTED, "spread by tokens over the ranks, the "
+                                "call's queries and keys are the same tokens (Nq = Nk)");
     const size_t n = s->kv_len, p = (size_t)r->ranks;
     const size_t dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
     const size_t e = clattn_dtype_size(s->dtype);
     sh->lens = calloc(p, sizeof *sh->lens);
     if (!sh->lens)
-        return fail(CLATTN_ENOMEM, "the ranks' lengths");
+        return clattn_set_error(CLATTN_ENOMEM, "the ranks' lengths");
     /* Even shares; zigzag (a causal mask's work evened out) in pairs of
      * tokens, so that each rank's two chunks are of one length. */
     sh->zigzag = sh->tokens && o->causal != CLATTN_CAUSAL_NONE && n % 2 == 0;
@@ -194,7 +182,7 @@ int cli_ranks_share_make(const cli_ranks *r, const clattn_shape *s, const clattn
     sh->o = malloc(bh * qrows * dv * e + 1);
     sh->lse = malloc(bh * qrows * sizeof(float) + 1);
     if ((sh->tokens && !sh->q) || !sh->k || !sh->v || !sh->o || !sh->lse)
-        return fail(CLATTN_ENOMEM, "this rank's share of the call");
+        return clattn_set_error(CLATTN_ENOMEM, "this rank's share of the call");
     struct run runs[2];
     const size_t nr = sh->tokens ? token_runs(sh, r->ranks, r->rank, runs) : 0;
     if (!sh->tokens) { /* keys [a, a + mine) of every sequence */
@@ -249,8 +237,8 @@ int cli_ranks_share_gather(const cli_ranks *r, const cli_ranks_share *sh, void *
         return CLATTN_OK;
     }
     if (bh * s->q_len > INT_MAX)
-        return fail(CLATTN_EUNSUPPORTED, "%zu output rows in all, past an MPI count",
-                    bh * s->q_len);
+        return clattn_set_error(CLATTN_EUNSUPPORTED, "more output rows than an MPI count "
+                                "holds");
     int *counts = calloc(2 * (size_t)r->ranks, sizeof *counts);
     char *all_o = r->rank == 0 ? malloc(bh * s->q_len * dv * e + 1) : NULL;
     float *all_lse = r->rank == 0 ? malloc(bh * s->q_len * sizeof *all_lse + 1) : NULL;
@@ -258,7 +246,7 @@ int cli_ranks_share_gather(const cli_ranks *r, const cli_ranks_share *sh, void *
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int rc = CLATTN_OK;
     if (!ok) {
-        rc = fail(CLATTN_ENOMEM, "the gathered output");
+        rc = clattn_set_error(CLATTN_ENOMEM, "the gathered output");
     } else {
         int *displs = counts + r->ranks;
         for (int i = 0, at = 0; i < r->ranks; i++) {
