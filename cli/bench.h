@@ -45,6 +45,7 @@ typedef struct bench_args {
     int confirm_oom;        /* run rows predicted not to fit anyway */
     double reps_seconds;    /* timed work per row; < 0: by the device */
     uint32_t calls_per_sample; /* enqueued back to back per timed sample */
+    const char *spread;     /* --spread SCHEME over devices or ranks; NULL: auto */
 } bench_args;
 
 /* What to run: the options, and the cases they settle to on the device. */

@@ -76,6 +76,10 @@ static const cli_option own_options[] = {
               "for alone; decoding rows of microseconds want\n"
               "more, as a burst between two CUDA events times\n"
               "them)"),
+    CLI_TEXT("spread", "SCHEME", bench_args, spread, "how a call is spread over several devices:\n"
+              "auto, one, keys, queries or ring\n"
+              "(clattn_group_set_scheme); under mpirun: auto,\n"
+              "keys, allgather or ring"),
     CLI_FLAG("confirm-oom", bench_args, confirm_oom,
              "run rows predicted not to fit anyway, and\nreport what happened"),
     CLI_VALUE("check", "C", OPT_CHECK,

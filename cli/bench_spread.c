@@ -25,6 +25,7 @@
  * ranks (each with its own context; rank 0's is `ctx`). */
 struct target {
     const cli_ranks *ranks;
+    cli_ranks_scheme scheme; /* over ranks: --spread */
     clattn_group *group; /* NULL over ranks */
     clattn_ctx *ctx;     /* the first device: the whole call's */
     size_t devices;
@@ -202,7 +203,7 @@ static void run_row(const struct target *tg, const bench_config *cfg,
     struct call c = { tg, s, &o, q, k, v, out, &share, r->scheme };
     int rc = out ? CLATTN_OK : clattn_set_error(CLATTN_ENOMEM, "the row's output");
     if (rc == CLATTN_OK && !tg->group)
-        rc = cli_ranks_share_make(tg->ranks, s, &o, CLI_RANKS_AUTO, q, k, v, &share);
+        rc = cli_ranks_share_make(tg->ranks, s, &o, tg->scheme, q, k, v, &share);
     if (cli_ranks_status(tg->ranks, rc < 0)) {
         snprintf(r->detail, sizeof r->detail, "%s", rc < 0 ? clattn_last_error_detail()
                                                           : "another rank failed");
@@ -336,12 +337,18 @@ static int open_target(const bench_args *a, const cli_ranks *ranks, struct targe
     int rc;
     if (ranks->ranks > 1) {
         char sel[128];
-        rc = clattn_open(&tg->ctx, cli_ranks_selector(ranks, a->call.device, sel, sizeof sel));
+        rc = cli_ranks_scheme_of(a->spread, &tg->scheme)
+                 ? clattn_set_error(CLATTN_EINVAL, "--spread under mpirun: auto, keys, "
+                                    "allgather or ring")
+                 : clattn_open(&tg->ctx, cli_ranks_selector(ranks, a->call.device, sel,
+                                                            sizeof sel));
         tg->devices = (size_t)ranks->ranks;
     } else {
         rc = clattn_group_open(&tg->group, a->call.device);
         tg->ctx = rc == CLATTN_OK ? clattn_group_context(tg->group, 0) : NULL;
         tg->devices = clattn_group_size(tg->group);
+        if (rc == CLATTN_OK)
+            rc = clattn_group_set_scheme(tg->group, a->spread);
     }
     if (rc < 0)
         cli_lib_error("bench: cannot open the devices", rc);

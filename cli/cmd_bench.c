@@ -312,6 +312,9 @@ int cmd_bench(int argc, char **argv)
         return 1;
     bench_args a;
     int rc = bench_parse_args(argc, argv, &a);
+    if (rc == 0 && !cli_spread_known(a.spread))
+        rc = cli_usage_error("bench", "bad --spread '%.40s' (auto, one, keys, queries, "
+                             "allgather or ring)", a.spread);
     if (rc) {
         cli_ranks_end(&ranks);
         return rc == 1 ? 0 : rc;

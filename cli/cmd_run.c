@@ -42,6 +42,7 @@
 typedef struct run_args {
     const char *q, *k, *v, *out;
     const char *lse_out; /* --lse-out FILE, or NULL */
+    const char *spread;  /* --spread SCHEME, or NULL: auto */
     cli_call call;       /* the shared options: device, mask, path, kernel, ... */
     clattn_options opts;
     cli_variant_data variant; /* the variants' tensors and snippets, once loaded */
@@ -141,6 +142,10 @@ static const cli_option own_options[] = {
     CLI_TEXT("lse-out", "FILE", run_args, lse_out,
              "also write each row's log-sum-exp, float32\n[B, H, Nq]"),
     CLI_VALUE("scale", "S", OPT_SCALE, "score scale (default 1/sqrt(d))"),
+    CLI_TEXT("spread", "SCHEME", run_args, spread, "how a call is spread over several devices:\n"
+              "auto, one, keys, queries or ring\n"
+              "(clattn_group_set_scheme); under mpirun: auto,\n"
+              "keys, allgather or ring"),
     CLI_FLAG("allow-oom", run_args, opts.allow_oom,
              "run even when the chosen path is predicted not\nto fit"),
     CLI_FLAG("check", run_args, check,
@@ -559,6 +564,11 @@ static int run_group(const run_args *a, const run_inputs *in, const clattn_shape
         cli_lib_error("run: --device", rc);
         return 1;
     }
+    if ((rc = clattn_group_set_scheme(g, a->spread)) < 0) {
+        clattn_group_close(&g);
+        cli_lib_error("run: --spread", rc);
+        return 1;
+    }
     const double t0 = cli_now();
     clattn_group_info gi;
     rc = clattn_group_attention(g, shape, &a->opts, in->q.data, in->k.data, in->v.data, o, lse,
@@ -593,9 +603,13 @@ static int run_ranks(const cli_ranks *ranks, const run_args *a, const run_inputs
                      const clattn_shape *shape, void *o, float *lse, run_result *r)
 {
     int rc = CLATTN_OK;
+    cli_ranks_scheme asked = CLI_RANKS_AUTO;
     if (a->cached)
         rc = clattn_set_error(CLATTN_EUNSUPPORTED, "a KV cache form runs on one device "
                               "(under mpirun the ranks take plain K and V)");
+    else if (cli_ranks_scheme_of(a->spread, &asked))
+        rc = clattn_set_error(CLATTN_EINVAL, "--spread under mpirun: auto, keys, allgather "
+                              "or ring");
     char sel[128];
     clattn_ctx *ctx = NULL;
     if (rc == CLATTN_OK)
@@ -603,7 +617,7 @@ static int run_ranks(const cli_ranks *ranks, const run_args *a, const run_inputs
     cli_ranks_share sh;
     memset(&sh, 0, sizeof sh);
     if (rc == CLATTN_OK)
-        rc = cli_ranks_share_make(ranks, shape, &a->opts, CLI_RANKS_AUTO, in->q.data,
+        rc = cli_ranks_share_make(ranks, shape, &a->opts, asked, in->q.data,
                                   in->k.data, in->v.data, &sh);
     if (rc < 0)
         cli_lib_error(ranks->ranks > 1 && ctx ? "run: this rank's share" : "run: this rank", rc);
@@ -791,6 +805,9 @@ int cmd_run(int argc, char **argv)
         return 1;
     run_args args;
     int status = parse_args(argc, argv, &args);
+    if (status == 0 && !cli_spread_known(args.spread))
+        status = cli_usage_error(CMD, "bad --spread '%.40s' (auto, one, keys, queries, "
+                                 "allgather or ring)", args.spread);
     if (status) {
         cli_ranks_end(&ranks);
         return status < 0 ? 0 : status;

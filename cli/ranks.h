@@ -31,6 +31,13 @@ typedef enum cli_ranks_scheme {
 /* The processes the launcher started (1 outside mpirun). */
 int cli_ranks_launched(void);
 
+/* Whether `name` is a --spread scheme of a group or of the ranks. */
+int cli_spread_known(const char *name);
+
+/* --spread under mpirun: "auto" (or NULL), "keys", "allgather" or "ring";
+ * -1 for another name. */
+int cli_ranks_scheme_of(const char *name, cli_ranks_scheme *out);
+
 /* Starts MPI when launched by mpirun with several processes: 0, or 1
  * after printing why it cannot (a build without MPI, MPI_Init failing). */
 int cli_ranks_begin(int *argc, char ***argv, cli_ranks *r);

@@ -219,6 +219,76 @@ static void test_weights(void **state)
     clattn_group_close(&group);
 }
 
+/* The schemes by name: the ring (query rows against key blocks in turn)
+ * on every prefill case it takes, by keys on a prefill without a causal
+ * mask, one device when asked; refused where the scheme cannot split the
+ * call, and an unknown name refused. */
+static const struct group_case ring_cases[] = {
+    { "ring: bottom-right, GQA", { 2, 4, 2, 150, 200, 64, CLATTN_F16 },
+      CLATTN_CAUSAL_BOTTOM_RIGHT, { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 0, "ring" },
+    { "ring: top-left, Nk < Nq", { 1, 4, 4, 160, 120, 32, CLATTN_F32 }, CLATTN_CAUSAL_TOP_LEFT,
+      { 0 }, { 0 }, 0, 0, 0, 0, 0, 0, 0, "ring" },
+    { "ring: top-left, per-sequence lengths", { 3, 4, 2, 70, 90, 32, CLATTN_F32 },
+      CLATTN_CAUSAL_TOP_LEFT, { 90, 0, 33 }, { 40, 70, 0 }, 1, 1, 0, 0, 0, 0, 0, "ring" },
+    { "ring: no mask, per-sequence lengths", { 3, 4, 2, 40, 90, 32, CLATTN_F32 },
+      CLATTN_CAUSAL_NONE, { 90, 0, 33 }, { 40, 7, 0 }, 1, 1, 0, 0, 0, 0, 0, "ring" },
+    { "ring: bottom-right, lengths, softcap, sinks", { 3, 4, 2, 50, 120, 32, CLATTN_F16 },
+      CLATTN_CAUSAL_BOTTOM_RIGHT, { 120, 64, 5 }, { 50, 13, 9 }, 1, 1, 30.0f, 1, 0, 0, 0,
+      "ring" },
+};
+
+static void test_schemes(void **state)
+{
+    (void)state;
+    char sel[32];
+    const size_t d = default_index();
+    for (int n = 2; n <= 3; n++) {
+        snprintf(sel, sizeof sel, n == 2 ? "%zu,%zu" : "%zu,%zu,%zu", d, d, d);
+        clattn_group *group = NULL;
+        assert_int_equal(clattn_group_open(&group, sel), CLATTN_OK);
+        assert_int_equal(clattn_group_set_scheme(group, "ring"), CLATTN_OK);
+        for (size_t i = 0; i < sizeof ring_cases / sizeof ring_cases[0]; i++)
+            run_case(group, &ring_cases[i], 1300 + 10 * i + (uint64_t)n);
+        /* What the ring cannot split is refused, not run elsewhere. */
+        clattn_shape s = { 1, 4, 2, 30, 70, 32, CLATTN_F32 };
+        const size_t nq = clattn_shape_q_elems(&s), nk = clattn_shape_kv_elems(&s);
+        float *q = malloc(nq * 4), *k = malloc(nk * 4), *o = malloc(nq * 4);
+        assert_true(q && k && o);
+        clattn_random_fill(q, nq, CLATTN_F32, 3);
+        clattn_random_fill(k, nk, CLATTN_F32, 4);
+        clattn_options opts;
+        clattn_default_options(&opts);
+        opts.causal = CLATTN_CAUSAL_BOTTOM_RIGHT;
+        opts.window_left = 5;
+        assert_int_equal(clattn_group_attention(group, &s, &opts, q, k, k, o, NULL, NULL),
+                         CLATTN_EUNSUPPORTED);
+        assert_non_null(strstr(clattn_last_error_detail(), "window"));
+        opts.window_left = -1;
+        s.q_len = 1;
+        assert_int_equal(clattn_group_attention(group, &s, &opts, q, k, k, o, NULL, NULL),
+                         CLATTN_EUNSUPPORTED);
+        s.q_len = 30;
+        /* By keys: a prefill without a causal mask; several rows under one refused. */
+        assert_int_equal(clattn_group_set_scheme(group, "keys"), CLATTN_OK);
+        struct group_case keys = cases[5];
+        keys.what = "keys: no mask, per-sequence lengths";
+        keys.scheme = "keys";
+        run_case(group, &keys, 1400 + (uint64_t)n);
+        assert_int_equal(clattn_group_attention(group, &s, &opts, q, k, k, o, NULL, NULL),
+                         CLATTN_EUNSUPPORTED);
+        /* One device when asked, whatever the call. */
+        assert_int_equal(clattn_group_set_scheme(group, "one"), CLATTN_OK);
+        struct group_case one = cases[3];
+        one.scheme = "one";
+        run_case(group, &one, 1500 + (uint64_t)n);
+        assert_int_equal(clattn_group_set_scheme(group, "sideways"), CLATTN_EINVAL);
+        assert_int_equal(clattn_group_set_scheme(group, NULL), CLATTN_OK);
+        run_case(group, &cases[3], 1600 + (uint64_t)n); /* AUTO again: by query rows */
+        free(q), free(k), free(o);
+        clattn_group_close(&group);
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -261,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_three),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_schemes),
         cmocka_unit_test(test_refusals),
     };
     return DEVICE_SUITE_MAIN(&ctx, tests);

@@ -486,7 +486,7 @@ typedef struct clattn_group clattn_group;
 /* What a group call ran. */
 typedef struct clattn_group_info {
     size_t devices;                  /* devices that computed a share */
-    char scheme[16];                 /* "keys", "queries" or "one" */
+    char scheme[16];                 /* "keys", "queries", "ring" or "one" */
     char note[160];                  /* "one": why the call was not split */
     size_t begin[CLATTN_GROUP_MAX];  /* each device's first key or query row */
     size_t share[CLATTN_GROUP_MAX];  /* and how many (0: none, nothing ran there) */
@@ -508,6 +508,22 @@ CLATTN_API clattn_ctx *clattn_group_context(const clattn_group *group, size_t i)
  * the keys, or of the visible pairs); NULL goes back to the ceilings'.
  * CLATTN_EINVAL otherwise, the weights unchanged. */
 CLATTN_API int clattn_group_set_weights(clattn_group *group, const double *weights);
+
+/* The way the group spreads its calls (API 1.6): "auto" (or NULL, the
+ * default: by keys for a decoding step, by query rows otherwise, and by
+ * the ring where a device cannot hold its rows beside all of K and V but
+ * can beside 1 / n of them), "keys", "queries", "ring" or "one" (the
+ * first device runs every call). The ring: each device takes the rows the
+ * query split gives it and computes them against the n blocks of about
+ * Nk / n keys in turn, block i first on device i, the partials merged in
+ * fp32, so that a device holds its rows and one block; each block is
+ * uploaded before its step computes (host arrays; no overlap). A call
+ * the scheme asked for cannot split (a window or ALiBi under the ring or
+ * the key split, several query rows under a causal mask by keys, one
+ * query row by rows, and what no scheme splits) is CLATTN_EUNSUPPORTED
+ * with the reason; AUTO runs such a call on the first device instead.
+ * CLATTN_EINVAL for another name, the scheme unchanged. */
+CLATTN_API int clattn_group_set_scheme(clattn_group *group, const char *scheme);
 
 /* clattn_attention_ex across the group's devices: host arrays in the
  * contiguous layouts (Q [B, H, Nq, d], K [B, Hkv, Nk, d], V and O of d_v),

@@ -17,6 +17,7 @@ struct clattn_group {
     size_t n;
     clattn_ctx *ctx[CLATTN_GROUP_MAX];
     double weight[CLATTN_GROUP_MAX]; /* the caller's; 0: the ceilings' */
+    enum group_scheme scheme;        /* the caller's, else GROUP_AUTO */
 };
 
 int clattn_group_open(clattn_group **out, const char *selectors)
@@ -89,6 +90,32 @@ int clattn_group_set_weights(clattn_group *g, const double *weights)
     return CLATTN_OK;
 }
 
+int clattn_group_set_scheme(clattn_group *g, const char *scheme)
+{
+    clattn_clear_error();
+    CLATTN_CHECK_ARG(g);
+    static const enum group_scheme all[] = { GROUP_AUTO, GROUP_ONE, GROUP_KEYS, GROUP_QUERIES,
+                                             GROUP_RING };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!scheme || !strcmp(scheme, group_scheme_name(all[i]))) {
+            g->scheme = scheme ? all[i] : GROUP_AUTO;
+            return CLATTN_OK;
+        }
+    return clattn_fail(CLATTN_EINVAL, "group scheme \"%.40s\": auto, one, keys, queries or "
+                       "ring", scheme);
+}
+
+/* Each device's memory (0 where unknown). */
+static void capacities_of(const clattn_group *g, uint64_t *cap)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        clattn_ceilings c;
+        cap[i] = clattn_device_ceilings(g->ctx[i], &c) == CLATTN_OK
+                     ? (uint64_t)c.global_mem_bytes.value : 0;
+    }
+    clattn_clear_error();
+}
+
 /* The shares' weights for `s`: the caller's, else each device's rate for
  * what bounds the call (read bandwidth for a decoding step, the dtype's
  * FLOP rate otherwise), else equal. */
@@ -115,7 +142,8 @@ static void weights_of(const clattn_group *g, const clattn_shape *s, double *w)
 /* One device's call, run in a thread of its own. */
 struct share_run {
     clattn_ctx *ctx;
-    struct group_share *share;
+    const struct group_plan *plan;
+    size_t index;
     int rc;
     char detail[256];
 };
@@ -123,9 +151,7 @@ struct share_run {
 static void *run_share(void *arg)
 {
     struct share_run *r = arg;
-    struct group_share *sh = r->share;
-    r->rc = clattn_attention_ex(r->ctx, &sh->shape, &sh->opts, sh->q, sh->k, sh->v, sh->o,
-                                sh->lse, NULL);
+    r->rc = group_share_run(r->plan, r->index, r->ctx);
     if (r->rc < 0) /* errors are per thread: keep this one's for the caller */
         snprintf(r->detail, sizeof r->detail, "%s", clattn_last_error_detail());
     return NULL;
@@ -139,7 +165,7 @@ static int run_shares(clattn_group *g, struct group_plan *p)
     pthread_t threads[CLATTN_GROUP_MAX];
     int started[CLATTN_GROUP_MAX] = { 0 };
     for (size_t i = 0; i < p->n; i++) {
-        runs[i] = (struct share_run){ g->ctx[i], &p->share[i], CLATTN_OK, "" };
+        runs[i] = (struct share_run){ g->ctx[i], p, i, CLATTN_OK, "" };
         if (p->share[i].empty)
             continue;
         started[i] = pthread_create(&threads[i], NULL, run_share, &runs[i]) == 0;
@@ -187,8 +213,11 @@ int clattn_group_attention(clattn_group *g, const clattn_shape *shape,
         return rc;
     struct group_plan plan;
     double w[CLATTN_GROUP_MAX];
+    uint64_t cap[CLATTN_GROUP_MAX];
     weights_of(g, shape, w);
-    rc = group_plan_make(shape, &ro, g->n, w, q, k, v, &plan);
+    capacities_of(g, cap);
+    const struct group_devices devices = { g->n, w, cap, g->scheme };
+    rc = group_plan_make(shape, &ro, &devices, q, k, v, &plan);
     if (rc < 0)
         return rc;
     if (plan.scheme == GROUP_ONE) /* the caller's call itself, on the first device */

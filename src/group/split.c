@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clattn/model.h"
 #include "core/copy_rows.h"
 #include "core/error.h"
 #include "group/split.h"
+#include "spread/pairs.h"
+#include "spread/rows.h"
 
 /* Whether l lays out [., heads, n, width] other than contiguously (all
  * zero is contiguous). */
@@ -19,10 +22,9 @@ static int layout_given(const clattn_layout *l, size_t heads, size_t n, size_t w
     return l->byte_offset || !(zero || dense);
 }
 
-/* Why the call runs on one device, or NULL when it splits. */
+/* Why no scheme splits the call, or NULL. */
 static const char *not_split(const clattn_shape *s, const clattn_options *o, size_t n)
 {
-    const int window = o->window_left >= 0 || o->window_right >= 0;
     if (n < 2)
         return "a group of one device";
     const size_t dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
@@ -36,19 +38,42 @@ static const char *not_split(const clattn_shape *s, const clattn_options *o, siz
     if (o->k_type != CLATTN_KV_DTYPE || o->v_type != CLATTN_KV_DTYPE || o->page_size ||
         o->cu_seqlens_q || o->cu_seqlens_k)
         return "a KV cache form (quantized, paged, packed) is not split";
-    if (s->q_len == 1) {
-        if (o->causal == CLATTN_CAUSAL_TOP_LEFT)
+    return NULL;
+}
+
+/* Why `scheme` cannot split the call, or NULL. */
+static const char *scheme_refuses(enum group_scheme scheme, const clattn_shape *s,
+                                  const clattn_options *o)
+{
+    const int window = o->window_left >= 0 || o->window_right >= 0;
+    switch (scheme) {
+    case GROUP_KEYS:
+        if (s->q_len > 1 && o->causal != CLATTN_CAUSAL_NONE)
+            return "by keys, a call of several query rows under a causal mask is not split";
+        if (s->q_len == 1 && o->causal == CLATTN_CAUSAL_TOP_LEFT)
             return "one query under a top-left mask sees one key";
         if (window || o->alibi_slopes)
             return "a window or ALiBi is measured from the sequence's end, which one share of "
                    "the keys does not hold";
         return NULL;
+    case GROUP_QUERIES:
+        if (s->q_len == 1)
+            return "by query rows, a call of one query row is not split";
+        if (o->causal == CLATTN_CAUSAL_NONE && (window || o->alibi_slopes))
+            return "without a causal mask a window or ALiBi aligns to each share's own lengths";
+        if (o->causal == CLATTN_CAUSAL_TOP_LEFT &&
+            (o->kv_lens || o->q_lens || s->kv_len < s->q_len))
+            return "a top-left mask with per-sequence lengths (or Nk < Nq) is not split";
+        return NULL;
+    case GROUP_RING:
+        if (s->q_len == 1)
+            return "the ring splits query rows: a call of one query row is not split";
+        if (window || o->alibi_slopes)
+            return "the ring's key blocks do not keep a window or ALiBi";
+        return NULL;
+    default:
+        return NULL;
     }
-    if (o->causal == CLATTN_CAUSAL_NONE && (window || o->alibi_slopes))
-        return "without a causal mask a window or ALiBi aligns to each share's own lengths";
-    if (o->causal == CLATTN_CAUSAL_TOP_LEFT && (o->kv_lens || o->q_lens || s->kv_len < s->q_len))
-        return "a top-left mask with per-sequence lengths (or Nk < Nq) is not split";
-    return NULL;
 }
 
 static size_t clamp_size(int64_t x, size_t hi)
@@ -199,27 +224,133 @@ static int plan_queries(struct group_plan *p, const void *q, const void *k, cons
     return CLATTN_OK;
 }
 
-int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n,
-                    const double *weights, const void *q, const void *k, const void *v,
-                    struct group_plan *p)
+/* Device memory one share takes on the fused path: its rows against
+ * `keys` keys. */
+static uint64_t share_bytes(const clattn_shape *s, size_t rows, size_t keys)
+{
+    clattn_shape part = *s;
+    part.q_len = rows, part.kv_len = keys;
+    clattn_memory_plan plan;
+    return clattn_model_memory(&part, CLATTN_PATH_FUSED, 0, &plan) < 0 ? UINT64_MAX
+                                                                       : plan.peak_bytes;
+}
+
+/* Whether every share of the plan fits its device with `keys` keys. */
+static int shares_fit(const struct group_plan *p, const uint64_t *capacity, size_t keys)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!p->share[i].empty && capacity && capacity[i] &&
+            share_bytes(&p->shape, p->share[i].count, keys) > capacity[i])
+            return 0;
+    return 1;
+}
+
+/* The key block the ring's step t gives share i: block (i + t) mod n. */
+static void ring_block(const struct group_plan *p, size_t i, size_t t, size_t *begin,
+                       size_t *len)
+{
+    const size_t j = (i + t) % p->n, nk = p->shape.kv_len;
+    *begin = j * nk / p->n;
+    *len = (j + 1) * nk / p->n - *begin;
+}
+
+int group_plan_make(const clattn_shape *s, const clattn_options *o,
+                    const struct group_devices *devices, const void *q, const void *k,
+                    const void *v, struct group_plan *p)
 {
     memset(p, 0, sizeof *p);
-    p->n = n;
-    for (size_t i = 0; i < n; i++)
-        p->weight[i] = weights[i];
+    p->n = devices->n;
+    for (size_t i = 0; i < p->n; i++)
+        p->weight[i] = devices->weights[i];
     p->shape = *s;
     p->opts = *o;
     p->dv = o->head_dim_v ? o->head_dim_v : s->head_dim;
-    p->why = not_split(s, o, n);
+    const enum group_scheme want = devices->want;
+    p->why = want == GROUP_ONE ? "asked for" : not_split(s, o, p->n);
+    if (!p->why) {
+        p->scheme = want != GROUP_AUTO ? want : s->q_len == 1 ? GROUP_KEYS : GROUP_QUERIES;
+        p->why = scheme_refuses(p->scheme, s, o);
+    }
     if (p->why) {
         p->scheme = GROUP_ONE;
+        if (want != GROUP_AUTO && want != GROUP_ONE)
+            return clattn_fail(CLATTN_EUNSUPPORTED, "the group's scheme \"%s\": %s",
+                               group_scheme_name(want), p->why);
         return CLATTN_OK;
     }
-    p->scheme = s->q_len == 1 ? GROUP_KEYS : GROUP_QUERIES;
-    const int rc = p->scheme == GROUP_KEYS ? plan_keys(p, q, k, v) : plan_queries(p, q, k, v);
+    int rc = p->scheme == GROUP_KEYS ? plan_keys(p, q, k, v) : plan_queries(p, q, k, v);
+    /* AUTO's ring: where a device cannot hold its rows beside all of K and
+     * V but can beside a block. */
+    const size_t block = (s->kv_len + p->n - 1) / p->n;
+    if (rc == CLATTN_OK && want == GROUP_AUTO && p->scheme == GROUP_QUERIES &&
+        !shares_fit(p, devices->capacity, s->kv_len) && shares_fit(p, devices->capacity, block) &&
+        !scheme_refuses(GROUP_RING, s, o))
+        p->scheme = GROUP_RING;
+    if (p->scheme == GROUP_RING)
+        for (size_t i = 0; i < p->n; i++) { /* the ring's calls name the caller's lengths */
+            p->share[i].opts = *o;
+            share_layouts(&p->share[i].opts);
+        }
     if (rc < 0)
         group_plan_free(p);
     return rc;
+}
+
+/* Share i's rows against every block in turn, merged in fp32. */
+static int run_ring(const struct group_plan *p, size_t i, clattn_ctx *ctx)
+{
+    const clattn_shape *s = &p->shape;
+    const struct group_share *sh = &p->share[i];
+    const size_t rows = s->batch * s->heads * sh->count, e = clattn_dtype_size(s->dtype);
+    float *acc = malloc(rows * (p->dv + 1) * sizeof *acc + 1);
+    uint32_t *lens = malloc(7 * s->batch * sizeof *lens);
+    size_t *position = malloc(sh->count * sizeof *position + 1);
+    int rc = acc && lens && position ? CLATTN_OK
+                                     : clattn_fail(CLATTN_ENOMEM, "device %zu's rows", i);
+    clattn_options lo = sh->opts;
+    lo.sinks = NULL; /* folded in once the rows are whole */
+    struct pair_runner run = { ctx, s, &lo, p->dv, e, acc, sh->count, lens, 0, 0 };
+    const struct chunk rows_chunk = { sh->begin, sh->count, 0 };
+    if (rc == CLATTN_OK)
+        rows_clear(acc, rows, p->dv);
+    for (size_t t = 0; t < p->n && rc == CLATTN_OK; t++) {
+        size_t begin, len;
+        ring_block(p, i, t, &begin, &len);
+        const struct chunk keys = { begin, len, begin };
+        if (len)
+            rc = pair_run(&run, sh->q, sh->count, &rows_chunk, sh->k, sh->v, s->kv_len, &keys);
+    }
+    if (rc == CLATTN_OK && p->opts.sinks) {
+        for (size_t x = 0; x < sh->count; x++)
+            position[x] = sh->begin + x;
+        rows_fold_sinks(acc, p->dv, s->batch, s->heads, sh->count, position, p->opts.sinks,
+                        p->opts.q_lens, s->q_len);
+    }
+    if (rc == CLATTN_OK)
+        rows_store(acc, rows, p->dv, s->dtype, sh->o, sh->lse);
+    free(acc), free(lens), free(position);
+    return rc;
+}
+
+int group_share_run(const struct group_plan *p, size_t i, clattn_ctx *ctx)
+{
+    const struct group_share *sh = &p->share[i];
+    if (p->scheme == GROUP_RING)
+        return run_ring(p, i, ctx);
+    return clattn_attention_ex(ctx, &sh->shape, &sh->opts, sh->q, sh->k, sh->v, sh->o, sh->lse,
+                               NULL);
+}
+
+const char *group_scheme_name(enum group_scheme scheme)
+{
+    switch (scheme) {
+    case GROUP_AUTO: return "auto";
+    case GROUP_ONE: return "one";
+    case GROUP_KEYS: return "keys";
+    case GROUP_QUERIES: return "queries";
+    case GROUP_RING: return "ring";
+    }
+    return "?";
 }
 
 void group_plan_free(struct group_plan *p)
@@ -276,8 +407,7 @@ int group_plan_gather(const struct group_plan *p, void *o, float *lse)
 void group_plan_info(const struct group_plan *p, clattn_group_info *info)
 {
     memset(info, 0, sizeof *info);
-    snprintf(info->scheme, sizeof info->scheme, "%s",
-             p->scheme == GROUP_KEYS ? "keys" : p->scheme == GROUP_QUERIES ? "queries" : "one");
+    snprintf(info->scheme, sizeof info->scheme, "%s", group_scheme_name(p->scheme));
     if (p->scheme == GROUP_ONE) { /* the first device, the whole call */
         snprintf(info->note, sizeof info->note, "%s", p->why);
         info->devices = 1;

@@ -20,10 +20,18 @@
  * query a_i + i' sees, the window and ALiBi measured from the same
  * diagonal. The rows are put back in place.
  *
- * What neither keeps (a mask tensor or snippet, which name absolute
+ * By query rows against key blocks (the ring): device i computes the
+ * rows the query split gives it against the n blocks of about Nk / n keys
+ * in turn, block i first (so that the devices read different blocks of
+ * the host's K and V at a time), each pair of rows and block the calls
+ * spread/pairs.h makes, merged in fp32: a device holds its rows and one
+ * block, not all of K and V. The rows' sinks are folded in at the end.
+ *
+ * What none keeps (a mask tensor or snippet, which name absolute
  * positions; a KV cache form or a layout of the caller's; a window or
- * ALiBi when the split would move their diagonal) runs on the first
- * device as the caller gave it (GROUP_ONE, and `why` says so).
+ * ALiBi when the split would move their diagonal, and under the ring) runs
+ * on the first device as the caller gave it (GROUP_ONE, and `why` says
+ * so), or, where the caller asked for the scheme, is refused.
  */
 #ifndef CLATTN_SRC_GROUP_SPLIT_H
 #define CLATTN_SRC_GROUP_SPLIT_H
@@ -33,7 +41,7 @@
 
 #include "clattn/clattn.h"
 
-enum group_scheme { GROUP_ONE, GROUP_KEYS, GROUP_QUERIES };
+enum group_scheme { GROUP_AUTO, GROUP_ONE, GROUP_KEYS, GROUP_QUERIES, GROUP_RING };
 
 /* One device's call: its shape and options, its arrays (copies it owns or
  * the caller's), its results. */
@@ -60,16 +68,35 @@ struct group_plan {
     struct group_share share[CLATTN_GROUP_MAX];
 };
 
-/* The plan for `s` and the resolved options `o` over n devices of relative
- * speeds `weights` (each > 0; device i's share is weights[i] / their sum of
- * the keys, or of the visible pairs): the shares
- * and their arrays (copies of the caller's q, k, v where a share needs its
- * own). CLATTN_ENOMEM or CLATTN_EOVERFLOW; a call that is not split gets
+/* What the plan is made for: n devices of relative speeds `weights` (each
+ * > 0; device i's share is weights[i] / their sum of the keys, or of the
+ * visible pairs) and memory `capacity` (bytes; 0 unknown), and the scheme
+ * asked for (GROUP_AUTO: by keys for one query row, by query rows
+ * otherwise, the ring where a device cannot hold its rows beside all of K
+ * and V but can beside a block). */
+struct group_devices {
+    size_t n;
+    const double *weights;
+    const uint64_t *capacity;
+    enum group_scheme want;
+};
+
+/* The plan for `s` and the resolved options `o`: the shares and their
+ * arrays (copies of the caller's q, k, v where a share needs its own).
+ * CLATTN_ENOMEM or CLATTN_EOVERFLOW; CLATTN_EUNSUPPORTED where the scheme
+ * asked for cannot split the call; a call AUTO does not split gets
  * GROUP_ONE. group_plan_free releases it. */
-int group_plan_make(const clattn_shape *s, const clattn_options *o, size_t n,
-                    const double *weights, const void *q, const void *k, const void *v,
-                    struct group_plan *p);
+int group_plan_make(const clattn_shape *s, const clattn_options *o,
+                    const struct group_devices *devices, const void *q, const void *k,
+                    const void *v, struct group_plan *p);
+
+/* Runs share i on `ctx` (a thread of its own may run each): its one call,
+ * or under the ring its rows against each block in turn. */
+int group_share_run(const struct group_plan *p, size_t i, clattn_ctx *ctx);
 void group_plan_free(struct group_plan *p);
+
+/* "auto", "one", "keys", "queries", "ring". */
+const char *group_scheme_name(enum group_scheme scheme);
 
 /* The shares' results into the call's O [B, H, Nq, d_v] and LSE (may be
  * NULL): merged (by keys) or put in place (by queries). */

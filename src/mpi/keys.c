@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "mpi/rows.h"
+#include "spread/rows.h"
 #include "mpi/run.h"
 
 /* The reduction's operation: rows of d_v + 1 floats (the datatype is one

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/rows.h"
+#include "spread/rows.h"
 #include "mpi/run.h"
 
 void clattn_mpi_default_call(clattn_mpi_call *call)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "clattn/mpi.h"
-#include "mpi/shard.h"
+#include "spread/shard.h"
 
 struct mpi_run {
     clattn_ctx *ctx;

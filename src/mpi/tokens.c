@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/rows.h"
+#include "spread/rows.h"
 #include "mpi/run.h"
 
 /* Bytes of rank i's K block and V block. */

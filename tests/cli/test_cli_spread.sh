@@ -1,8 +1,9 @@
 #!/bin/sh
 # `clattn bench` and `clattn run` over several devices and over mpirun's
 # ranks: a bench over two contexts of the default device (--device 0,0)
-# whose every row ran, passed its check and was split; --csv refused
-# there. With MPI (MPIRUN, tests/mpi/mpirun.sh, given): `clattn run` on 2
+# whose every row ran, passed its check and was split, and over three by
+# the ring (--spread ring); --csv and an unknown --spread refused. `run`
+# by the ring equals one device's run. With MPI (MPIRUN, tests/mpi/mpirun.sh, given): `clattn run` on 2
 # ranks (a causal prefill sharded by tokens) and 3 ranks (a decoding step
 # sharded by keys, per-sequence lengths) writes the O of one process's run
 # (numpy compares them) and one summary line; a KV cache form under
@@ -44,7 +45,12 @@ grep -q "bench over 2 devices" stdout || fail "bench --device 0,0: no header"
 rows_ok group.json devices queries
 run_clattn bench --device 0,0 $small --csv x.csv
 [ "$rc" -eq 2 ] && [ ! -e x.csv ] || fail "bench --device 0,0 --csv: exit status $rc"
-echo "ok: bench over two devices"
+run_clattn bench --device 0,0 $small --spread sideways
+[ "$rc" -eq 2 ] && grep -q "bad --spread 'sideways'" stderr || fail "bad --spread: exit status $rc"
+run_clattn bench --device 0,0,0 $small --spread ring --json ring.json
+[ "$rc" -eq 0 ] || fail "bench --device 0,0,0 --spread ring: exit status $rc"
+rows_ok ring.json devices ring
+echo "ok: bench over two and three devices"
 
 if [ "$MPIRUN" = none ]; then
     echo "ok (built without MPI: the mpirun part is not run)"
@@ -84,6 +90,14 @@ assert a.shape == b.shape and np.isfinite(b).all() and abs(a - b).max() < 2e-5, 
     [ "$(grep -c "mpi by" stdout)" -eq 1 ] && grep -q "2 ranks" stdout && grep -q "ok$" stdout ||
         fail "run on 2 ranks: not one checked summary line"
     close one.npy two.npy
+    run_clattn run --q q.npy --k k.npy --v v.npy --out ring.npy --causal bottom-right \
+        --device 0,0,0 --spread ring --check
+    [ "$rc" -eq 0 ] && grep -q "group by ring over 3 devices" stdout ||
+        fail "run --spread ring: exit status $rc"
+    close one.npy ring.npy
+    mpi 2 run --q q.npy --k k.npy --v v.npy --out ag.npy --causal bottom-right --spread allgather
+    [ "$rc" -eq 0 ] && grep -q "mpi by allgather" stdout || fail "run --spread allgather: $rc"
+    close one.npy ag.npy
     run_clattn run --q qd.npy --k kd.npy --v vd.npy --out oned.npy --kv-lens 301,0,77
     [ "$rc" -eq 0 ] || fail "decode in one process: exit status $rc"
     mpi 3 run --q qd.npy --k kd.npy --v vd.npy --out threed.npy --kv-lens 301,0,77 --check

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where each rank's tokens lie in the call's sequence, and the one
- * attention call that computes a run of queries against a run of keys
- * under the call's mask (clattn/mpi.h). No MPI, no OpenCL: pure arithmetic
- * on the ranks' lengths, unit-tested on its own.
+ * Where each rank's tokens lie in the call's sequence (clattn/mpi.h), and
+ * the attention calls that compute a run of queries against a run of keys
+ * under the whole call's mask (libclattn_mpi's ring and all-gather, a
+ * group's ring). No MPI, no OpenCL: pure arithmetic on the lengths,
+ * checked against the mask by brute force (tests/test_spread.c).
  *
  * A rank's tokens are one or two runs of the sequence (a `chunk`: the
  * sequence's positions [begin, begin + len), held at rows [at, at + len)
@@ -22,8 +23,8 @@
  * them (q_lens 0 in the other), and a call per sequence cut by the
  * diagonal.
  */
-#ifndef CLATTN_SRC_MPI_SHARD_H
-#define CLATTN_SRC_MPI_SHARD_H
+#ifndef CLATTN_SRC_SPREAD_SHARD_H
+#define CLATTN_SRC_SPREAD_SHARD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The ranks' chunks of the sequence and one call per pair of chunks (see
  * shard.h). */
-#include "mpi/shard.h"
+#include "spread/shard.h"
 
 int shard_chunks(const size_t *local_len, size_t ranks, int zigzag, size_t r,
                  struct rank_chunks *out)

@@ -4,8 +4,8 @@
  * `rows` rows of d_v values followed by their LSE (row-major, d_v + 1
  * floats a row), the layout the MPI reduction sends. No MPI.
  */
-#ifndef CLATTN_SRC_MPI_ROWS_H
-#define CLATTN_SRC_MPI_ROWS_H
+#ifndef CLATTN_SRC_SPREAD_ROWS_H
+#define CLATTN_SRC_SPREAD_ROWS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "mpi/rows.h"
+#include "spread/rows.h"
 
 void rows_clear(float *acc, size_t rows, size_t dv)
 {
