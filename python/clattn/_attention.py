@@ -293,7 +293,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
               alibi_slopes: Any = None, sinks: Any = None, score_mod: Optional[str] = None,
               mask_mod: Optional[str] = None, layout: str = "bhsd",
               is_causal: Optional[bool] = None, softmax_scale: Optional[float] = None,
-              enable_gqa: Optional[bool] = None) -> Any:
+              enable_gqa: Optional[bool] = None, spread: Optional[str] = None) -> Any:
     """O = softmax(scale Q K^T) V, with the attention variants.
 
     q is [B, H, Nq, d], k [B, Hkv, Nk, d] and v [B, Hkv, Nk, d_v] with H a
@@ -313,7 +313,10 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
     selectors with commas ("0,1"), runs the call across them
     (clattn_group_attention: a decoding step split by keys and merged
     exactly, longer calls by query rows; info["group"] says which, and why
-    when the call ran on the first device alone). The result speaks DLPack
+    when the call ran on the first device alone); spread= asks for the
+    group's scheme: "auto" (None), "one", "keys", "queries" or "ring" (each
+    device's rows against the key blocks in turn, holding one block:
+    clattn_group_set_scheme). The result speaks DLPack
     itself (torch.from_dlpack(o) takes it without a copy).
 
     pyopencl.array.Array inputs are used where they are, without a copy: the
@@ -385,6 +388,8 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
             raise ValueError("device arrays take layout 'bhsd' (give their strides instead)")
         return _attention_arrays(q, k, v, opts, kv_lens, q_lens, return_lse, info, variant,
                                  enable_gqa, out, out_lse)
+    if spread is not None and group_selectors(device) is None:
+        raise ValueError("spread= is for a device group (device=[0, 1] or \"0,1\")")
     q, k, v = host_array(q, "q"), host_array(k, "k"), host_array(v, "v")
     if layout == "bshd":
         if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
@@ -417,7 +422,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: Optional[str] = None,
         lse = np.empty((shape.batch, shape.heads, shape.q_len), np.float32) if return_lse \
             else None
     _call_host(device, shape, opts, q.ctypes.data, k.ctypes.data, v.ctypes.data, o.ctypes.data,
-               lse if return_lse else None, info)
+               lse if return_lse else None, info, spread)
     if out is not None:
         o = out  # the caller's object itself (a DLPack producer stays what it was)
     if out_lse is not None:
@@ -532,25 +537,35 @@ def operand(x: Any, name: str, axes: Tuple[Optional[int], ...], spec: str, dtype
     return Operand(dims, _lib.Layout(), np.ascontiguousarray(plain))
 
 
-def _attend(holder, name, shape, opts, q, k, v, o, lse_p, info_struct):
-    """One host call of the C function `name` on a context or a group,
-    under its lock (ctypes releases the GIL during it)."""
+def _attend(holder, name, shape, opts, q, k, v, o, lse_p, info_struct, spread=None):
+    """One host call of the C function `name` on a context or a group
+    (its scheme set first: `spread`, None for auto), under its lock
+    (ctypes releases the GIL during it)."""
     with holder.lock:
+        if name == "clattn_group_attention":
+            if not hasattr(lib(), "clattn_group_set_scheme"):
+                if spread is not None:
+                    raise ValueError("spread=: %s predates clattn_group_set_scheme (API 1.6)"
+                                     % lib().clattn_path)
+            else:
+                check("clattn_group_set_scheme", lib().clattn_group_set_scheme(
+                    holder.handle, spread.encode() if spread is not None else None))
         check(name, getattr(lib(), name)(
             holder.handle, ctypes.byref(shape), ctypes.byref(opts), q, k, v, o, lse_p,
             ctypes.byref(info_struct)))
 
 
-def _call_host(device, shape, opts, q, k, v, o, lse, info):
+def _call_host(device, shape, opts, q, k, v, o, lse, info, spread=None):
     """clattn_attention_ex on host memory (the addresses of q, k, v and o;
     lse a float32 numpy array or None); run info into `info`. A group of
-    devices (a list, or "0,1") runs clattn_group_attention instead."""
+    devices (a list, or "0,1") runs clattn_group_attention instead, by the
+    scheme `spread` (None: auto)."""
     lse_p = lse.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) if lse is not None else None
     selectors = group_selectors(device)
     if selectors is not None:
         gi = _lib.GroupInfo()
         group = group_for(selectors)
-        _attend(group, "clattn_group_attention", shape, opts, q, k, v, o, lse_p, gi)
+        _attend(group, "clattn_group_attention", shape, opts, q, k, v, o, lse_p, gi, spread)
         if info is not None:
             info["group"] = {"scheme": gi.scheme.decode(), "devices": gi.devices,
                              "note": gi.note.decode(),

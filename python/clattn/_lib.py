@@ -219,6 +219,8 @@ _PROTOTYPES = {
     "clattn_group_close": (None, [P(c_ptr)]),
     "clattn_group_attention": (ctypes.c_int, [c_ptr, P(Shape), P(Options), c_ptr, c_ptr, c_ptr,
                                               c_ptr, P(ctypes.c_float), P(GroupInfo)]),
+    # API 1.6: a library of 1.4 or 1.5 loads without it (spread= then refuses).
+    "clattn_group_set_scheme": (ctypes.c_int, [c_ptr, ctypes.c_char_p]),
     "clattn_merge": (ctypes.c_int, [c_size, c_size, c_enum, c_ptr, P(ctypes.c_float), c_ptr,
                                     P(ctypes.c_float), c_ptr, P(ctypes.c_float)]),
     "clattn_merge_cl": (ctypes.c_int, [c_ptr, c_size, c_size, c_enum, c_ptr, c_ptr, c_ptr, c_ptr,
@@ -292,6 +294,11 @@ def _loader_hint(errors):
     return ""
 
 
+# Functions of a later API minor than the package's first: absent from an
+# older library, which still loads.
+_LATER = {"clattn_group_set_scheme"}
+
+
 def load():
     """The library, with its prototypes set; OSError when it cannot be found
     or speaks another API major."""
@@ -308,6 +315,8 @@ def load():
                       "looks): %s" % (_loader_hint(errors), "; ".join(errors)))
     lib.clattn_path = name
     for fn, (restype, argtypes) in _PROTOTYPES.items():
+        if fn in _LATER and not hasattr(lib, fn):
+            continue
         f = getattr(lib, fn)
         f.restype = restype
         f.argtypes = argtypes

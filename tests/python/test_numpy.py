@@ -54,6 +54,26 @@ class Attention(unittest.TestCase):
         self.assertIn("mask", info["group"]["note"])
         with self.assertRaises(ValueError):
             clattn.attention(q, k, k, device=[])
+        # spread=: the ring asked for (each device's rows against the key
+        # blocks in turn), a scheme that cannot split the call refused, an
+        # unknown one refused, and spread= without a group.
+        q = ref.random(self.rng, (2, 4, 50, 16), np.float32)
+        k = ref.random(self.rng, (2, 2, 70, 16), np.float32)
+        v = ref.random(self.rng, (2, 2, 70, 16), np.float32)
+        want, _ = ref.attention(q, k, v, "bottom-right")
+        info = {}
+        o = clattn.attention(q, k, v, causal="bottom-right", device=[first, first, first],
+                             spread="ring", info=info)
+        self.check(o, want, np.float32, "group ring")
+        self.assertEqual(info["group"]["scheme"], "ring")
+        with self.assertRaises(clattn.ClattnError):
+            clattn.attention(q[:, :, :1], k, v, device=[first, first], spread="queries")
+        with self.assertRaises(clattn.ClattnError):
+            clattn.attention(q, k, v, device=[first, first], spread="sideways")
+        with self.assertRaises(ValueError):
+            clattn.attention(q, k, v, spread="ring")
+        o = clattn.attention(q, k, v, causal="bottom-right", device=[first, first], info=info)
+        self.assertEqual(info["group"]["scheme"], "queries")  # auto again
 
     def test_shapes_masks_paths(self):
         cases = [  # B, H, Hkv, Nq, Nk, d
