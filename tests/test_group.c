@@ -289,6 +289,148 @@ static void test_schemes(void **state)
     }
 }
 
+/* A device buffer of `bytes` in the group's i-th context, from `host`
+ * (NULL: poisoned with NaN). */
+static cl_mem device_buffer(clattn_group *group, size_t i, const void *host, size_t bytes)
+{
+    clattn_ctx *c = clattn_group_context(group, i);
+    cl_int err;
+    cl_mem b = clCreateBuffer(clattn_cl_context(c), CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    void *fill = host ? NULL : malloc(bytes);
+    if (fill)
+        memset(fill, 0xff, bytes);
+    assert_int_equal(clEnqueueWriteBuffer(clattn_cl_queue(c), b, CL_TRUE, 0, bytes,
+                                          host ? host : fill, 0, NULL, NULL), CL_SUCCESS);
+    free(fill);
+    return b;
+}
+
+static void read_buffer(clattn_group *group, size_t i, cl_mem b, void *host, size_t bytes)
+{
+    assert_int_equal(clEnqueueReadBuffer(clattn_cl_queue(clattn_group_context(group, i)), b,
+                                         CL_TRUE, 0, bytes, host, 0, NULL, NULL), CL_SUCCESS);
+}
+
+/* clattn_group_attention_cl on tensors already on the devices: a decoding
+ * step whose cache is held by keys as given (uneven, a device holding
+ * none, sinks, per-sequence lengths), merged into device 0's output; a
+ * prefill split by query rows over whole Q, K, V on every device, each
+ * writing its rows (and their LSE) alone; what it refuses. */
+static void test_resident(void **state)
+{
+    (void)state;
+    char sel[32];
+    const size_t d = default_index();
+    snprintf(sel, sizeof sel, "%zu,%zu,%zu", d, d, d);
+    clattn_group *group = NULL;
+    assert_int_equal(clattn_group_open(&group, sel), CLATTN_OK);
+    float sinks[8];
+    for (int pass = 0; pass < 2; pass++) {
+        const int decode = pass == 0;
+        const clattn_shape s = decode ? (clattn_shape){ 2, 8, 2, 1, 500, 32, CLATTN_F16 }
+                                      : (clattn_shape){ 2, 4, 2, 90, 130, 32, CLATTN_F32 };
+        const size_t e = clattn_dtype_size(s.dtype), nq = clattn_shape_q_elems(&s);
+        const size_t nk = clattn_shape_kv_elems(&s), rows = s.batch * s.heads * s.q_len;
+        void *q = malloc(nq * e), *k = malloc(nk * e), *v = malloc(nk * e), *o = malloc(nq * e);
+        float *lse = malloc(rows * sizeof *lse);
+        double *ref = malloc(nq * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+        assert_true(q && k && v && o && lse && ref && ref_lse);
+        assert_int_equal(case_inputs(q, nq, k, nk, v, nk, s.dtype, 40 + pass), CLATTN_OK);
+        uint32_t kv_lens[2] = { 500, 311 }, q_lens[2] = { 90, 41 };
+        clattn_options opts;
+        case_options(&opts, CLATTN_CAUSAL_BOTTOM_RIGHT, decode ? kv_lens : NULL,
+                     decode ? NULL : q_lens, 0, decode, sinks, s.heads);
+        assert_int_equal(clattn_reference_ex(&s, &opts, q, k, v, ref, ref_lse), CLATTN_OK);
+        const size_t held[3] = { 300, 0, 200 }; /* the decoding step's keys per device */
+        clattn_group_tensors t[3];
+        size_t at = 0;
+        for (size_t i = 0; i < 3; i++) {
+            const size_t mine = decode ? held[i] : s.kv_len, blocks = s.batch * s.kv_heads;
+            void *lk = decode ? malloc(blocks * mine * s.head_dim * e + 1) : k;
+            void *lv = decode ? malloc(blocks * mine * s.head_dim * e + 1) : v;
+            for (size_t b = 0; decode && b < blocks; b++) {
+                memcpy((char *)lk + b * mine * s.head_dim * e,
+                       (char *)k + (b * s.kv_len + at) * s.head_dim * e, mine * s.head_dim * e);
+                memcpy((char *)lv + b * mine * s.head_dim * e,
+                       (char *)v + (b * s.kv_len + at) * s.head_dim * e, mine * s.head_dim * e);
+            }
+            t[i] = (clattn_group_tensors){ device_buffer(group, i, q, nq * e),
+                                           mine ? device_buffer(group, i, lk, blocks * mine *
+                                                                s.head_dim * e) : NULL,
+                                           mine ? device_buffer(group, i, lv, blocks * mine *
+                                                                s.head_dim * e) : NULL,
+                                           device_buffer(group, i, NULL, nq * e),
+                                           device_buffer(group, i, NULL, rows * sizeof(float)),
+                                           decode ? mine : 0 };
+            at += mine;
+            if (decode)
+                free(lk), free(lv);
+        }
+        clattn_group_info info;
+        const int rc = clattn_group_attention_cl(group, &s, &opts, t, &info);
+        if (rc < 0)
+            fail_msg("%s: %s: %s", decode ? "decode" : "prefill", clattn_error_name(rc),
+                     clattn_last_error_detail());
+        assert_string_equal(info.scheme, decode ? "keys" : "queries");
+        /* O as the devices hold it: device 0's merged, or each device's rows. */
+        memset(o, 0xff, nq * e);
+        for (size_t i = 0; i < 3; i++) {
+            if (decode && i > 0)
+                break;
+            void *whole = malloc(nq * e);
+            float *part = malloc(rows * sizeof *part);
+            read_buffer(group, i, t[i].o, whole, nq * e);
+            read_buffer(group, i, t[i].lse, part, rows * sizeof *part);
+            const size_t a = decode ? 0 : info.begin[i], n = decode ? s.q_len : info.share[i];
+            for (size_t bh = 0; bh < s.batch * s.heads; bh++) {
+                memcpy((char *)o + (bh * s.q_len + a) * s.head_dim * e,
+                       (char *)whole + (bh * s.q_len + a) * s.head_dim * e, n * s.head_dim * e);
+                memcpy(lse + bh * s.q_len + a, part + bh * n, n * sizeof *lse);
+            }
+            free(whole), free(part);
+        }
+        double max_abs, rel_l2, tol_abs, tol_rel, worst_lse = 0;
+        size_t nans;
+        assert_int_equal(clattn_compare(&s, o, ref, &max_abs, &rel_l2, &nans), CLATTN_OK);
+        clattn_tolerance(s.dtype, &tol_abs, &tol_rel);
+        for (size_t i = 0; i < rows; i++) {
+            const double dl = isinf(ref_lse[i]) ? (lse[i] == ref_lse[i] ? 0 : INFINITY)
+                                                : fabs(lse[i] - ref_lse[i]);
+            worst_lse = dl > worst_lse || isnan(dl) ? dl : worst_lse;
+        }
+        if (nans || !(max_abs <= tol_abs) || !(rel_l2 <= tol_rel) || !(worst_lse <= 1e-3))
+            fail_msg("%s on the devices' tensors: max error %.3g, rel_l2 %.3g, %zu NaN, LSE "
+                     "%.3g", decode ? "decode" : "prefill", max_abs, rel_l2, nans, worst_lse);
+        /* Refusals: keys that do not add up; a missing buffer; the ring. */
+        if (decode) {
+            t[2].keys = 199;
+            assert_int_equal(clattn_group_attention_cl(group, &s, &opts, t, NULL), CLATTN_EINVAL);
+            t[2].keys = 200;
+            cl_mem keep = t[0].lse;
+            t[0].lse = NULL;
+            assert_int_equal(clattn_group_attention_cl(group, &s, &opts, t, NULL), CLATTN_EINVAL);
+            t[0].lse = keep;
+            opts.window_left = 10; /* not split by keys, and no device holds all of them */
+            assert_int_equal(clattn_group_attention_cl(group, &s, &opts, t, NULL),
+                             CLATTN_EUNSUPPORTED);
+        } else {
+            assert_int_equal(clattn_group_set_scheme(group, "ring"), CLATTN_OK);
+            assert_int_equal(clattn_group_attention_cl(group, &s, &opts, t, NULL),
+                             CLATTN_EUNSUPPORTED);
+            assert_int_equal(clattn_group_set_scheme(group, NULL), CLATTN_OK);
+        }
+        for (size_t i = 0; i < 3; i++) {
+            cl_mem all[5] = { t[i].q, t[i].k, t[i].v, t[i].o, t[i].lse };
+            for (int b = 0; b < 5; b++)
+                if (all[b])
+                    clReleaseMemObject(all[b]);
+        }
+        free(q), free(k), free(v), free(o), free(lse), free(ref), free(ref_lse);
+    }
+    clattn_group_close(&group);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -332,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_schemes),
+        cmocka_unit_test(test_resident),
         cmocka_unit_test(test_refusals),
     };
     return DEVICE_SUITE_MAIN(&ctx, tests);

@@ -118,7 +118,7 @@ static void plan_takes_the_ring_where_kv_does_not_fit(void **state)
     float *qq = calloc(nq, sizeof *qq); /* the plan copies its rows of Q */
     assert_non_null(qq);
     const double w[2] = { 1, 1 };
-    struct group_devices dev = { 2, w, NULL, GROUP_AUTO };
+    struct group_devices dev = { 2, w, NULL, GROUP_AUTO, NULL };
     struct group_plan p;
     assert_int_equal(group_plan_make(&s, &o, &dev, qq, k, v, &p), CLATTN_OK);
     assert_int_equal(p.scheme, GROUP_QUERIES); /* capacity unknown */

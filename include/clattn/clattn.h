@@ -535,6 +535,40 @@ CLATTN_API int clattn_group_attention(clattn_group *group, const clattn_shape *s
                                       const void *v, void *o, float *lse,
                                       clattn_group_info *info);
 
+/* One device's tensors for clattn_group_attention_cl, in that device's
+ * context (clattn_group_context), contiguous (API 1.6). */
+typedef struct clattn_group_tensors {
+    cl_mem q, k, v, o;
+    cl_mem lse;  /* fp32; may be NULL except by keys */
+    size_t keys; /* a decoding step: the keys this device holds */
+} clattn_group_tensors;
+
+/* clattn_group_attention on tensors already on the devices, `tensors`
+ * one per device of the group, as an engine keeps them:
+ * - a decoding step (Nq = 1) is split by keys as the cache is: device i's
+ *   K [B, Hkv, keys_i, d] and V [B, Hkv, keys_i, d_v] hold keys
+ *   [keys_0 + ... + keys_(i-1), + keys_i) of every sequence (keys_i may be
+ *   0: k and v unused; their sum is the shape's Nk) and every device's q
+ *   the whole Q; each device computes its partial O and LSE into its own o
+ *   [B, H, 1, d_v] and lse [B, H, 1] (both required), and the merged
+ *   result is written to device 0's o and lse (the partials go through
+ *   host memory: B H (d_v + 1) values a device);
+ * - a longer call is split by query rows (the group's "queries" scheme):
+ *   every device holds the whole Q, K and V (all-gathered) and writes the
+ *   rows [begin_i, begin_i + share_i) the info gives into those rows of
+ *   its o [B, H, Nq, d_v] (the other rows are left as they were) and,
+ *   when lse is given, their LSE into its lse as [B, H, share_i].
+ * The devices run at once (a thread each), each call waited for. What the
+ * split cannot keep runs on device 0 as given (its tensors the call's
+ * whole ones; the info says why); a scheme set that is not these two
+ * (the ring, keys for several rows) is CLATTN_EUNSUPPORTED. CLATTN_EINVAL
+ * for a missing buffer, keys that do not add up to Nk, or the options'
+ * layouts (the tensors are contiguous). */
+CLATTN_API int clattn_group_attention_cl(clattn_group *group, const clattn_shape *shape,
+                                         const clattn_options *opts,
+                                         const clattn_group_tensors *tensors,
+                                         clattn_group_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,14 +11,7 @@
 #include "core/error.h"
 #include "core/extent.h"
 #include "core/options.h"
-#include "group/split.h"
-
-struct clattn_group {
-    size_t n;
-    clattn_ctx *ctx[CLATTN_GROUP_MAX];
-    double weight[CLATTN_GROUP_MAX]; /* the caller's; 0: the ceilings' */
-    enum group_scheme scheme;        /* the caller's, else GROUP_AUTO */
-};
+#include "group/group.h"
 
 int clattn_group_open(clattn_group **out, const char *selectors)
 {
@@ -139,11 +132,21 @@ static void weights_of(const clattn_group *g, const clattn_shape *s, double *w)
     clattn_clear_error();
 }
 
-/* One device's call, run in a thread of its own. */
+void group_devices_of(const clattn_group *g, const clattn_shape *s, double *w, uint64_t *cap,
+                      struct group_devices *out)
+{
+    weights_of(g, s, w);
+    capacities_of(g, cap);
+    *out = (struct group_devices){ g->n, w, cap, g->scheme, NULL };
+}
+
+/* One device's share, run in a thread of its own. */
 struct share_run {
     clattn_ctx *ctx;
     const struct group_plan *plan;
     size_t index;
+    group_share_fn fn;
+    const void *arg;
     int rc;
     char detail[256];
 };
@@ -151,21 +154,20 @@ struct share_run {
 static void *run_share(void *arg)
 {
     struct share_run *r = arg;
-    r->rc = group_share_run(r->plan, r->index, r->ctx);
+    r->rc = r->fn(r->plan, r->index, r->ctx, r->arg);
     if (r->rc < 0) /* errors are per thread: keep this one's for the caller */
         snprintf(r->detail, sizeof r->detail, "%s", clattn_last_error_detail());
     return NULL;
 }
 
-/* Runs every share with work on its device at once; the first failure's
- * code (its detail made the caller's), else 0. */
-static int run_shares(clattn_group *g, struct group_plan *p)
+int group_run_shares(const clattn_group *g, const struct group_plan *p, group_share_fn fn,
+                     const void *arg)
 {
     struct share_run runs[CLATTN_GROUP_MAX];
     pthread_t threads[CLATTN_GROUP_MAX];
     int started[CLATTN_GROUP_MAX] = { 0 };
     for (size_t i = 0; i < p->n; i++) {
-        runs[i] = (struct share_run){ g->ctx[i], p, i, CLATTN_OK, "" };
+        runs[i] = (struct share_run){ g->ctx[i], p, i, fn, arg, CLATTN_OK, "" };
         if (p->share[i].empty)
             continue;
         started[i] = pthread_create(&threads[i], NULL, run_share, &runs[i]) == 0;
@@ -180,6 +182,13 @@ static int run_shares(clattn_group *g, struct group_plan *p)
             return clattn_fail(runs[i].rc, "device %zu of the group (%s): %s", i,
                                clattn_device_name(g->ctx[i]), runs[i].detail);
     return CLATTN_OK;
+}
+
+/* A host-array share: its one call, or the ring's. */
+static int host_share(const struct group_plan *p, size_t i, clattn_ctx *ctx, const void *arg)
+{
+    (void)arg;
+    return group_share_run(p, i, ctx);
 }
 
 /* The output and LSE must not share memory with the inputs or each other. */
@@ -214,15 +223,14 @@ int clattn_group_attention(clattn_group *g, const clattn_shape *shape,
     struct group_plan plan;
     double w[CLATTN_GROUP_MAX];
     uint64_t cap[CLATTN_GROUP_MAX];
-    weights_of(g, shape, w);
-    capacities_of(g, cap);
-    const struct group_devices devices = { g->n, w, cap, g->scheme };
+    struct group_devices devices;
+    group_devices_of(g, shape, w, cap, &devices);
     rc = group_plan_make(shape, &ro, &devices, q, k, v, &plan);
     if (rc < 0)
         return rc;
     if (plan.scheme == GROUP_ONE) /* the caller's call itself, on the first device */
         rc = clattn_attention_ex(g->ctx[0], shape, opts, q, k, v, o, lse, NULL);
-    else if ((rc = run_shares(g, &plan)) == CLATTN_OK)
+    else if ((rc = group_run_shares(g, &plan, host_share, NULL)) == CLATTN_OK)
         rc = group_plan_gather(&plan, o, lse);
     if (info)
         group_plan_info(&plan, info);

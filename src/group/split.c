@@ -89,15 +89,18 @@ static void share_layouts(clattn_options *o)
 }
 
 /* The share's O and LSE, and its lengths arrays. */
-static int share_outputs(struct group_share *sh, const clattn_shape *s, size_t dv, size_t rows)
+static int share_outputs(struct group_share *sh, const clattn_shape *s, size_t dv, size_t rows,
+                         int host)
 {
     const size_t e = clattn_dtype_size(s->dtype);
-    sh->o = malloc(s->batch * s->heads * rows * dv * e + 1);
-    sh->lse = malloc(s->batch * s->heads * rows * sizeof(float) + 1);
+    if (host) { /* resident tensors (group_plan_resident) write the device's own */
+        sh->o = malloc(s->batch * s->heads * rows * dv * e + 1);
+        sh->lse = malloc(s->batch * s->heads * rows * sizeof(float) + 1);
+    }
     sh->kv_lens = malloc(s->batch * sizeof(uint32_t));
     sh->q_lens = malloc(s->batch * sizeof(uint32_t));
-    return sh->o && sh->lse && sh->kv_lens && sh->q_lens ? CLATTN_OK
-                                                         : clattn_fail(CLATTN_ENOMEM, "a share");
+    return (!host || (sh->o && sh->lse)) && sh->kv_lens && sh->q_lens
+               ? CLATTN_OK : clattn_fail(CLATTN_ENOMEM, "a share");
 }
 
 /* The sum of the first i weights over all n: where share i starts, as a
@@ -114,7 +117,8 @@ static double weight_before(const struct group_plan *p, size_t i)
 
 /* By keys: device i takes keys [a_i, a_i + S_i), S_i about its weight's
  * fraction of Nk. */
-static int plan_keys(struct group_plan *p, const void *q, const void *k, const void *v)
+static int plan_keys(struct group_plan *p, const size_t *given, const void *q, const void *k,
+                     const void *v)
 {
     const clattn_shape *s = &p->shape;
     const clattn_options *o = &p->opts;
@@ -123,8 +127,9 @@ static int plan_keys(struct group_plan *p, const void *q, const void *k, const v
     int sinks_placed = 0;
     for (size_t i = 0; i < p->n; i++) {
         struct group_share *sh = &p->share[i];
-        const size_t end = i + 1 == p->n ? s->kv_len
-                                         : (size_t)(weight_before(p, i + 1) * (double)s->kv_len + 0.5);
+        const size_t end = given ? at + given[i]
+                           : i + 1 == p->n ? s->kv_len
+                           : (size_t)(weight_before(p, i + 1) * (double)s->kv_len + 0.5);
         const size_t count = end > at ? end - at : 0;
         sh->begin = at, sh->count = count, sh->empty = count == 0;
         at += count;
@@ -139,14 +144,17 @@ static int plan_keys(struct group_plan *p, const void *q, const void *k, const v
         if (sinks_placed)
             sh->opts.sinks = NULL; /* in the first share's denominator only */
         sinks_placed = 1;
-        int rc = share_outputs(sh, s, p->dv, s->q_len);
+        int rc = share_outputs(sh, s, p->dv, s->q_len, k != NULL);
         if (rc < 0)
             return rc;
         sh->q = q;
-        sh->k = sh->owned[1] = copy_rows(k, blocks, s->kv_len, sh->begin, count, s->head_dim, e);
-        sh->v = sh->owned[2] = copy_rows(v, blocks, s->kv_len, sh->begin, count, p->dv, e);
-        if (!sh->owned[1] || !sh->owned[2])
-            return clattn_fail(CLATTN_ENOMEM, "device %zu's keys and values", i);
+        if (k) {
+            sh->k = sh->owned[1] = copy_rows(k, blocks, s->kv_len, sh->begin, count,
+                                             s->head_dim, e);
+            sh->v = sh->owned[2] = copy_rows(v, blocks, s->kv_len, sh->begin, count, p->dv, e);
+            if (!sh->owned[1] || !sh->owned[2])
+                return clattn_fail(CLATTN_ENOMEM, "device %zu's keys and values", i);
+        }
         for (size_t b = 0; b < s->batch; b++) {
             const size_t len = o->kv_lens ? o->kv_lens[b] : s->kv_len;
             sh->kv_lens[b] = (uint32_t)clamp_size((int64_t)len - (int64_t)sh->begin, count);
@@ -196,13 +204,15 @@ static int plan_queries(struct group_plan *p, const void *q, const void *k, cons
         share_layouts(&sh->opts);
         if (o->causal != CLATTN_CAUSAL_NONE)
             sh->opts.causal = CLATTN_CAUSAL_BOTTOM_RIGHT; /* the offset through kv_lens */
-        int rc = share_outputs(sh, s, p->dv, sh->count);
+        int rc = share_outputs(sh, s, p->dv, sh->count, q != NULL);
         if (rc < 0)
             return rc;
-        sh->q = sh->owned[0] = copy_rows(q, blocks, s->q_len, sh->begin, sh->count,
-                                         s->head_dim, e);
-        if (!sh->owned[0])
-            return clattn_fail(CLATTN_ENOMEM, "device %zu's queries", d);
+        if (q) {
+            sh->q = sh->owned[0] = copy_rows(q, blocks, s->q_len, sh->begin, sh->count,
+                                             s->head_dim, e);
+            if (!sh->owned[0])
+                return clattn_fail(CLATTN_ENOMEM, "device %zu's queries", d);
+        }
         sh->k = k;
         sh->v = v;
         for (size_t b = 0; b < s->batch; b++) {
@@ -278,7 +288,8 @@ int group_plan_make(const clattn_shape *s, const clattn_options *o,
                                group_scheme_name(want), p->why);
         return CLATTN_OK;
     }
-    int rc = p->scheme == GROUP_KEYS ? plan_keys(p, q, k, v) : plan_queries(p, q, k, v);
+    int rc = p->scheme == GROUP_KEYS ? plan_keys(p, devices->keys, q, k, v)
+                                     : plan_queries(p, q, k, v);
     /* AUTO's ring: where a device cannot hold its rows beside all of K and
      * V but can beside a block. */
     const size_t block = (s->kv_len + p->n - 1) / p->n;

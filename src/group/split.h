@@ -79,10 +79,13 @@ struct group_devices {
     const double *weights;
     const uint64_t *capacity;
     enum group_scheme want;
+    const size_t *keys; /* by keys, the keys each device holds (NULL: by weight) */
 };
 
 /* The plan for `s` and the resolved options `o`: the shares and their
- * arrays (copies of the caller's q, k, v where a share needs its own).
+ * arrays (copies of the caller's q, k, v where a share needs its own;
+ * with q, k and v NULL, for tensors already on the devices, none: the
+ * shares' shapes, options and lengths alone).
  * CLATTN_ENOMEM or CLATTN_EOVERFLOW; CLATTN_EUNSUPPORTED where the scheme
  * asked for cannot split the call; a call AUTO does not split gets
  * GROUP_ONE. group_plan_free releases it. */
